@@ -1,0 +1,13 @@
+"""byheart: conversation memory that knows the dialogue by heart.
+
+The conversation is kept verbatim; before each model call, `Memory.compose` selects what to
+send from the dialogue's own words, never a paraphrase.
+"""
+
+from ._render import DERIVED, SAID, SUPPLIED
+from ._time import resolve_time
+from .bm25 import BM25
+from .memory import Memory
+
+__all__ = ["BM25", "DERIVED", "SAID", "SUPPLIED", "Memory", "resolve_time"]
+__version__ = "0.1.0"

@@ -1,0 +1,188 @@
+"""Plain-data persistence for Memory, with validation that never half-loads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._render import KINDS, Turn
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+FORMAT = "yait_byheart.memory"
+VERSION = 1
+CONFIG_KEYS = (
+    "budget", "chunk", "stability", "external_margin", "external_share", "external_max",
+    "resolve_time", "ceiling",
+)  # fmt: skip
+
+
+def turn_record(turn: Turn) -> dict[str, Any]:
+    """One turn as JSON-safe data; fields at their defaults are left out."""
+    record: dict[str, Any] = {"role": turn.role, "text": turn.text}
+    if turn.shown != turn.text:
+        record["shown"] = turn.shown
+    if turn.kind != "said":
+        record["kind"] = turn.kind
+    if turn.source:
+        record["source"] = turn.source
+    if turn.when:
+        record["when"] = turn.when
+    if turn.opens:
+        record["opens"] = True
+    if turn.redacted:
+        record["redacted"] = True
+    return record
+
+
+def state_record(mem: Memory) -> dict[str, Any]:
+    """The sticky selection and counters: what makes the next compose repeat the last one."""
+    ctx = mem._ctx
+    state: dict[str, Any] = {"growth": mem._growth, "stats": dict(mem._stats)}
+    if ctx is not None:
+        state["context"] = {
+            "start": ctx.start,
+            "upto": ctx.upto,
+            "items": [[kind, i] for kind, i in ctx.items],
+            "block": ctx.block,
+            "sent_items": ctx.sent_items,
+        }
+    return state
+
+
+def to_dict(mem: Memory) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "config": {key: getattr(mem, key) for key in CONFIG_KEYS},
+        "turns": [turn_record(t) for t in mem._turns],
+        "state": state_record(mem),
+    }
+
+
+def _fail(what: str) -> ValueError:
+    return ValueError(f"Memory.from_dict: {what}")
+
+
+def _expect(value: object, kind: type | tuple[type, ...], where: str) -> Any:
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+        name = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise _fail(f"{where} should be {name}, found {type(value).__name__}")
+    return value
+
+
+def read_turn(record: object, where: str) -> Turn:
+    record = _expect(record, dict, where)
+    role = record.get("role")
+    if role not in ("user", "assistant"):
+        raise _fail(f"{where}.role is {role!r}; expected 'user' or 'assistant'")
+    text = _expect(record.get("text"), str, f"{where}.text")
+    kind = record.get("kind", "said")
+    if kind not in KINDS:
+        raise _fail(f"{where}.kind is {kind!r}; expected one of {', '.join(KINDS)}")
+    return Turn(
+        role=role,
+        text=text,
+        shown=_expect(record.get("shown", text), str, f"{where}.shown"),
+        kind=kind,
+        source=_expect(record.get("source", ""), str, f"{where}.source"),
+        when=_expect(record.get("when", ""), str, f"{where}.when"),
+        opens=_expect(record.get("opens", False), bool, f"{where}.opens"),
+        redacted=_expect(record.get("redacted", False), bool, f"{where}.redacted"),
+    )
+
+
+def from_dict(cls: type[Memory], data: object, overrides: dict[str, Any]) -> Memory:
+    data = _expect(data, dict, "data")
+    if data.get("format") != FORMAT:
+        raise _fail(
+            f"data is not a saved Memory (format is {data.get('format')!r}, "
+            f"expected {FORMAT!r}); pass what Memory.to_dict() returned"
+        )
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _fail(f"version is {version!r}; expected a positive integer")
+    if version > VERSION:
+        raise _fail(
+            f"data was saved by a newer yait_byheart (format version {version}, this one "
+            f"reads up to {VERSION}); upgrade yait-byheart to load it"
+        )
+    config = _expect(data.get("config", {}), dict, "config")
+    unknown = set(config) - set(CONFIG_KEYS)
+    if unknown:
+        raise _fail(f"config has unknown keys {sorted(unknown)}")
+    turns = [
+        read_turn(r, f"turns[{i}]") for i, r in enumerate(_expect(data.get("turns"), list, "turns"))
+    ]
+    try:
+        mem = cls(**{**config, **overrides})
+    except (TypeError, ValueError) as exc:
+        raise _fail(f"config is not valid: {exc}") from exc
+    for turn in turns:
+        mem._add_turn(turn, journal=False, opens=turn.opens)
+    restore_state(mem, _expect(data.get("state", {}), dict, "state"))
+    return mem
+
+
+def restore_state(mem: Memory, state: dict[str, Any]) -> None:
+    from .memory import _Context
+
+    growth = _expect(state.get("growth", mem._growth), (int, float), "state.growth")
+    stats = _expect(state.get("stats", {}), dict, "state.stats")
+    for key, value in stats.items():
+        _expect(value, int, f"state.stats[{key!r}]")
+    raw = state.get("context")
+    ctx = None
+    if raw is not None:
+        raw = _expect(raw, dict, "state.context")
+        n_turns, n_units = len(mem._turns), len(mem._unit_starts)
+        start = _expect(raw.get("start"), int, "state.context.start")
+        upto = _expect(raw.get("upto"), int, "state.context.upto")
+        if not 0 <= start <= upto <= n_turns:
+            raise _fail(f"state.context start={start}, upto={upto} do not fit {n_turns} turns")
+        ctx = _Context(start=start, upto=upto)
+        for k, item in enumerate(_expect(raw.get("items"), list, "state.context.items")):
+            ok = (
+                isinstance(item, list)
+                and len(item) == 2
+                and item[0] in ("u", "t")
+                and isinstance(item[1], int)
+                and not isinstance(item[1], bool)
+            )
+            limit = n_units if ok and item[0] == "u" else n_turns
+            if not ok or not 0 <= item[1] < limit:
+                raise _fail(
+                    f"state.context.items[{k}] is {item!r}; expected ['u', unit] or "
+                    "['t', turn] naming an existing stretch or turn"
+                )
+            mem._add_item(ctx, item[0], item[1])
+        ctx.block = _expect(raw.get("block", 0), int, "state.context.block")
+        ctx.sent_items = _expect(raw.get("sent_items", 0), int, "state.context.sent_items")
+    mem._growth = float(growth)
+    mem._stats.clear()
+    mem._stats.update(stats)
+    mem._ctx = ctx
+
+
+def check_candidates(found: object) -> list[tuple[str, str]]:
+    """Validate what an `external` callable returned: a list of {"text", "source"} dicts."""
+    call = "Memory(external=...)"
+    if isinstance(found, (str, bytes)) or not isinstance(found, Sequence):
+        raise TypeError(
+            f"{call}: external(query) must return a list of "
+            f"{{'text': str, 'source': str}} dicts, got {type(found).__name__}"
+        )
+    out = []
+    for i, item in enumerate(found):
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise TypeError(
+                f"{call}: item {i} of external(query) must be a dict with a str "
+                "'text' (and optionally a str 'source')"
+            )
+        source = item.get("source", "")
+        if not isinstance(source, str):
+            raise TypeError(f"{call}: item {i}'s 'source' must be a str")
+        if item["text"].strip():
+            out.append((item["text"], source))
+    return out

@@ -1,0 +1,159 @@
+"""Okapi BM25, kept in stages: formulas, an incremental index, a ranking front end.
+
+Formulas follow S. Robertson and H. Zaragoza, "The Probabilistic Relevance Framework: BM25
+and Beyond", Foundations and Trends in Information Retrieval 3(4), 2009, eq. 3.3 (the
+tf saturation) with the non-negative idf used by Lucene (`log(1 + (N - df + 0.5)/(df + 0.5))`),
+so a term in more than half the documents still counts a little instead of subtracting.
+
+>>> BM25().fit(["the cat sat", "a dog barked", "the cat and the dog"]).rank("dog")
+[1, 2, 0]
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from ._tokens import tokenize
+
+K1 = 1.2
+B = 0.75
+
+
+def idf(df: int, n_docs: int) -> float:
+    """Inverse document frequency of a term found in `df` of `n_docs` documents.
+
+    >>> round(idf(1, 10), 4)
+    1.9459
+    """
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def term_weight(tf: int, doc_len: int, avg_len: float, k1: float = K1, b: float = B) -> float:
+    """Saturated, length-normalised term frequency (the BM25 tf component).
+
+    >>> round(term_weight(1, 10, 10.0), 4)
+    1.0
+    """
+    norm = k1 * (1.0 - b + b * doc_len / avg_len) if avg_len > 0 else k1
+    return tf * (k1 + 1.0) / (tf + norm)
+
+
+class Index:
+    """An inverted index that grows and shrinks one document at a time.
+
+    Statistics (document count, total length, document frequencies) are running totals, so
+    adding a document costs its own length, and scoring touches only the postings of the
+    query's terms.
+    """
+
+    __slots__ = ("_lengths", "_postings", "_total_len")
+
+    def __init__(self) -> None:
+        self._postings: dict[str, dict[int, int]] = {}
+        self._lengths: dict[int, int] = {}
+        self._total_len = 0
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._lengths
+
+    def add(self, doc_id: int, tokens: Iterable[str]) -> None:
+        """Index a document under `doc_id` (which must not be indexed already)."""
+        if doc_id in self._lengths:
+            raise ValueError(f"Index.add: document {doc_id} is already indexed; remove it first")
+        counts = Counter(tokens)
+        length = sum(counts.values())
+        self._lengths[doc_id] = length
+        self._total_len += length
+        postings = self._postings
+        for term, tf in counts.items():
+            entry = postings.get(term)
+            if entry is None:
+                postings[term] = {doc_id: tf}
+            else:
+                entry[doc_id] = tf
+
+    def remove(self, doc_id: int, tokens: Iterable[str]) -> None:
+        """Forget a document; `tokens` must be the tokens it was added with."""
+        length = self._lengths.pop(doc_id)
+        self._total_len -= length
+        for term in set(tokens):
+            entry = self._postings.get(term)
+            if entry is not None:
+                entry.pop(doc_id, None)
+                if not entry:
+                    del self._postings[term]
+
+    def scores(
+        self, query_terms: Iterable[str], extra: Sequence[Counter[str]] = ()
+    ) -> tuple[dict[int, float], list[float]]:
+        """BM25 score of every indexed document sharing a query term, and of `extra` documents.
+
+        `extra` documents are scored as if they were in the index (one shared set of statistics)
+        without being added: this is how outside material competes with the conversation.
+        """
+        terms = set(query_terms)
+        n_docs = len(self._lengths) + len(extra)
+        if n_docs == 0 or not terms:
+            return {}, [0.0] * len(extra)
+        extra_lens = [sum(c.values()) for c in extra]
+        avg_len = (self._total_len + sum(extra_lens)) / n_docs
+        lengths = self._lengths
+        result: dict[int, float] = {}
+        extra_scores = [0.0] * len(extra)
+        k1_plus = K1 + 1.0
+        for term in terms:
+            entry = self._postings.get(term, {})
+            extra_df = sum(1 for c in extra if term in c)
+            df = len(entry) + extra_df
+            if df == 0:
+                continue
+            weight = idf(df, n_docs)
+            for doc_id, tf in entry.items():
+                norm = K1 * (1.0 - B + B * lengths[doc_id] / avg_len)
+                result[doc_id] = result.get(doc_id, 0.0) + weight * tf * k1_plus / (tf + norm)
+            if extra_df:
+                for i, c in enumerate(extra):
+                    tf = c.get(term, 0)
+                    if tf:
+                        extra_scores[i] += weight * term_weight(tf, extra_lens[i], avg_len)
+        return result, extra_scores
+
+
+class BM25:
+    """Rank documents against a query by BM25: the `fit`/`rank` retriever protocol.
+
+    Any object with these two methods can replace it as `Memory(retriever=...)`.
+    """
+
+    def __init__(self) -> None:
+        self._index = Index()
+        self._n = 0
+
+    def fit(self, docs: Sequence[str]) -> BM25:
+        """Index `docs` (replacing anything indexed before) and return self."""
+        if isinstance(docs, str):
+            raise TypeError("BM25.fit: pass a list of documents, not a single string")
+        index = Index()
+        for i, doc in enumerate(docs):
+            if not isinstance(doc, str):
+                raise TypeError(f"BM25.fit: document {i} is {type(doc).__name__}, expected str")
+            index.add(i, tokenize(doc))
+        self._index, self._n = index, len(docs)
+        return self
+
+    def scores(self, query: str) -> list[float]:
+        """The BM25 score of every document, in document order."""
+        if not isinstance(query, str):
+            raise TypeError(f"BM25.scores: query is {type(query).__name__}, expected str")
+        found, _ = self._index.scores(tokenize(query))
+        return [found.get(i, 0.0) for i in range(self._n)]
+
+    def rank(self, query: str) -> list[int]:
+        """Every document index, best first; ties (and non-matches) keep document order."""
+        s = self.scores(query)
+        return sorted(range(self._n), key=lambda i: -s[i])

@@ -1,0 +1,602 @@
+"""Memory: keep the conversation verbatim, compose what to send before each model call.
+
+>>> mem = Memory(budget=2_000)
+>>> mem.append("user", "we decided on 55 euro a month", when="8 May 2023")
+0
+>>> r = mem.compose("what did we decide about pricing?")
+>>> r["mode"], [m["role"] for m in r["messages"]]
+('passthrough', ['user', 'user'])
+>>> print(r["messages"][0]["parts"][0]["text"])
+[8 May 2023]
+we decided on 55 euro a month
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any, Protocol
+
+from . import _persist
+from ._render import (
+    KINDS,
+    SAID,
+    Turn,
+    assemble,
+    render_external,
+    render_ordinary,
+    render_unit,
+)
+from ._time import format_day, parse_when
+from ._time import resolve_time as _resolve_time
+from ._tokens import tokenize
+from .bm25 import Index
+
+# Provider prices relative to uncached input (Anthropic: write 1.25x, read 0.10x; see
+# docs/prompt-cache.md). They set how far a kept prefix may grow before a rebuild pays off.
+CACHE_WRITE = 1.25
+CACHE_READ = 0.10
+# A stretch never takes more than this share of the budget, so at least two always fit.
+MAX_UNIT_SHARE = 0.5
+# How many zero-score units (newest first) may top up a selection that relevance left short.
+RECENCY_FILL_SCAN = 200
+
+
+class Retriever(Protocol):
+    """Anything that can replace the built-in BM25 ranking of stretches."""
+
+    def fit(self, docs: list[str]) -> Any: ...
+    def rank(self, query: str) -> list[int]: ...
+
+
+class Journal(Protocol):
+    """Receives every change before the changing call returns (see `yait_byheart.store`)."""
+
+    def turn_appended(self, index: int, record: dict[str, Any]) -> None: ...
+    def turn_redacted(self, index: int, record: dict[str, Any]) -> None: ...
+    def state_changed(self, state: dict[str, Any]) -> None: ...
+
+
+External = Callable[[str], Sequence[dict[str, Any]]]
+Boundaries = Callable[[list[dict[str, str]]], bool]
+
+
+@dataclass
+class _Context:
+    """What the last call sent, kept so the next call can repeat it byte for byte.
+
+    Items are ("u", unit) for a settled stretch or ("t", turn) for a turn sent as itself.
+    Turns from `start` up to `upto` are all in it as themselves; units come before them (the
+    block chosen at the last rebuild) or between them (appended later, when a query needed them).
+    """
+
+    start: int
+    upto: int
+    items: list[tuple[str, int]] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
+    units: set[int] = field(default_factory=set)
+    block: int = 0  # items chosen at the rebuild; the rest were appended after
+    sent_items: int = 0  # items the previous call sent (its cache breakpoint)
+
+    @property
+    def size(self) -> int:
+        return sum(self.sizes)
+
+
+def _check_number(call: str, name: str, value: object, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{call}: {name} must be a number, got {type(value).__name__}")
+    if not (low <= value <= high) or math.isnan(value):
+        raise ValueError(f"{call}: {name}={value!r} is out of range; use {low} to {high}")
+    return float(value)
+
+
+class Memory:
+    """A conversation kept verbatim, and the composer of what to send before each model call.
+
+    Sizes (`budget`, `chunk`) are in characters unless `measure` (a `str -> int` callable, e.g.
+    a tokenizer's length) says otherwise. See the README for the four rules.
+    """
+
+    def __init__(
+        self,
+        *,
+        budget: int = 20_000,
+        chunk: int = 900,
+        retriever: Retriever | None = None,
+        boundaries: Boundaries | None = None,
+        stability: float = 0.7,
+        external: External | None = None,
+        external_margin: float = 0.0,
+        external_share: float = 0.3,
+        external_max: float = 1.0,
+        resolve_time: bool = True,
+        ceiling: float = 4.0,
+        measure: Callable[[str], int] | None = None,
+    ) -> None:
+        call = "Memory()"
+        self.budget = int(_check_number(call, "budget", budget, 1, math.inf))
+        self.chunk = int(_check_number(call, "chunk", chunk, 1, math.inf))
+        self.stability = _check_number(call, "stability", stability, 0.0, 1.0)
+        self.external_margin = _check_number(call, "external_margin", external_margin, 0, 1e9)
+        self.external_share = _check_number(call, "external_share", external_share, 0.0, 1.0)
+        self.external_max = _check_number(call, "external_max", external_max, 0.0, 1.0)
+        if self.external_max < self.external_share:
+            raise ValueError(
+                f"{call}: external_max={external_max} is below external_share={external_share};"
+                " external_max is the most outside material may take, so it must be >= the share"
+            )
+        self.ceiling = _check_number(call, "ceiling", ceiling, 1.0, 1e6)
+        for name, fn in (("boundaries", boundaries), ("external", external), ("measure", measure)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{call}: {name} must be callable or None")
+        if retriever is not None and not (
+            callable(getattr(retriever, "fit", None)) and callable(getattr(retriever, "rank", None))
+        ):
+            raise TypeError(f"{call}: retriever needs fit(docs) and rank(query) methods")
+        self.resolve_time = bool(resolve_time)
+        self.retriever = retriever
+        self.boundaries = boundaries
+        self.external = external
+        self.measure: Callable[[str], int] = measure or len
+
+        self._lock = threading.RLock()
+        self._turns: list[Turn] = []
+        self._sizes: list[int] = []  # measured size of each turn's shown text
+        self._unit_starts: list[int] = []  # closed stretches are turns [start_k, start_k+1)
+        self._unit_sizes: list[int] = []
+        self._open_start = 0
+        self._open_size = 0
+        self._total_size = 0
+        self._index = Index()
+        self._retriever_fitted = -1
+        self._ctx: _Context | None = None
+        self._growth = float(self._unit_limit)
+        self._stats: Counter[str] = Counter()
+        self._journal: Journal | None = None
+
+    # -- sizes ---------------------------------------------------------------------------
+
+    @property
+    def _unit_limit(self) -> int:
+        return max(1, min(self.chunk, int(self.budget * MAX_UNIT_SHARE)))
+
+    def _measure(self, text: str) -> int:
+        n = self.measure(text)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise TypeError(
+                f"Memory: measure({text[:20]!r}...) returned {n!r}; it must return an int >= 0"
+            )
+        return n
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Counters: composes, reselects, passthrough, appended, kept, external_admitted, ..."""
+        with self._lock:
+            keys = ("composes", "reselects", "passthrough", "assembled", "appended", "kept")
+            out = {k: self._stats.get(k, 0) for k in keys}
+            out.update(self._stats)
+            out["turns"] = len(self._turns)
+            out["units"] = len(self._unit_starts)
+            return out
+
+    # -- ingest --------------------------------------------------------------------------
+
+    def append(
+        self,
+        role: str,
+        text: str,
+        *,
+        kind: str = SAID,
+        source: str = "",
+        when: str | date | datetime = "",
+    ) -> int:
+        """Store one turn verbatim and return its index.
+
+        `when` dates the turn; with `resolve_time` on, relative dates in the text are annotated
+        beside the words ("last Saturday [20 May 2023]").
+        """
+        call = "Memory.append"
+        if role not in ("user", "assistant"):
+            raise ValueError(f'{call}: role={role!r}; use "user" or "assistant"')
+        if not isinstance(text, str):
+            raise TypeError(f"{call}: text must be a str, got {type(text).__name__}")
+        if kind not in KINDS:
+            raise ValueError(f"{call}: kind={kind!r}; use SAID, SUPPLIED or DERIVED")
+        if not isinstance(source, str):
+            raise TypeError(f"{call}: source must be a str, got {type(source).__name__}")
+        label = self._when_label(call, when)
+        shown = text
+        if self.resolve_time and label:
+            anchor = parse_when(when)
+            if anchor is None:
+                raise ValueError(
+                    f"{call}: cannot read a date in when={when!r}; pass e.g. '8 May 2023', "
+                    "'1:56 pm on 8 May, 2023', an ISO date or a date object, or build the Memory "
+                    "with resolve_time=False to keep free-form labels"
+                )
+            shown = _resolve_time(text, anchor)
+        turn = Turn(role, text, shown, kind, source, label)
+        with self._lock:
+            self._add_turn(turn, journal=True)
+            return len(self._turns) - 1
+
+    @staticmethod
+    def _when_label(call: str, when: object) -> str:
+        if isinstance(when, datetime):
+            return f"{format_day(when.date())} {when:%H:%M}"
+        if isinstance(when, date):
+            return format_day(when)
+        if isinstance(when, str):
+            return when.strip()
+        raise TypeError(f"{call}: when must be a str, date or datetime, got {type(when).__name__}")
+
+    def _closes_stretch(self, turn: Turn, size: int) -> bool:
+        """Whether `turn` opens a new stretch (closing the open one)."""
+        if self._open_start == len(self._turns):
+            return False  # nothing open to close
+        if self._open_size + size > self.budget * MAX_UNIT_SHARE:
+            return True  # the cap wins over everything: every stretch must fit twice in the budget
+        if turn.role != "user":
+            return False
+        if self.boundaries is not None:
+            stretch = [
+                {"role": t.role, "text": t.shown} for t in self._turns[self._open_start :]
+            ] + [{"role": turn.role, "text": turn.shown}]
+            return bool(self.boundaries(stretch))
+        return self._open_size >= self._unit_limit
+
+    def _add_turn(self, turn: Turn, *, journal: bool, opens: bool | None = None) -> None:
+        size = self._measure(turn.shown)
+        turn.opens = self._closes_stretch(turn, size) if opens is None else opens
+        index = len(self._turns)
+        if journal and self._journal is not None:
+            self._journal.turn_appended(index, _persist.turn_record(turn))
+        if turn.opens and self._open_start < index:
+            self._close_stretch(index)
+        self._turns.append(turn)
+        self._sizes.append(size)
+        self._open_size += size
+        self._total_size += size
+
+    def _close_stretch(self, end: int) -> None:
+        uid = len(self._unit_starts)
+        self._unit_starts.append(self._open_start)
+        turns = self._turns[self._open_start : end]
+        self._index.add(uid, _unit_tokens(turns))
+        self._unit_sizes.append(self._measure(render_unit(turns)) if _visible(turns) else 0)
+        self._open_start = end
+        self._open_size = 0
+
+    def _unit_range(self, uid: int) -> tuple[int, int]:
+        end = self._unit_starts[uid + 1] if uid + 1 < len(self._unit_starts) else self._open_start
+        return self._unit_starts[uid], end
+
+    # -- redaction -----------------------------------------------------------------------
+
+    def redact(self, index: int) -> None:
+        """Blank turn `index` everywhere (index, output, persistence); positions stay stable."""
+        with self._lock:
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise TypeError(f"Memory.redact: index must be an int, got {type(index).__name__}")
+            if not -len(self._turns) <= index < len(self._turns):
+                raise IndexError(
+                    f"Memory.redact: no turn {index}; valid indices are 0 to {len(self._turns) - 1}"
+                )
+            index %= len(self._turns)
+            old = self._turns[index]
+            if old.redacted:
+                return
+            new = Turn(old.role, "", "", old.kind, "", old.when, old.opens, redacted=True)
+            if self._journal is not None:
+                self._journal.turn_redacted(index, _persist.turn_record(new))
+            self._apply_redaction(index, new)
+
+    def _apply_redaction(self, index: int, new: Turn) -> None:
+        uid = bisect_right(self._unit_starts, index) - 1
+        closed = uid >= 0 and index < self._unit_range(uid)[1]
+        if closed:
+            start, end = self._unit_range(uid)
+            self._index.remove(uid, _unit_tokens(self._turns[start:end]))
+        self._turns[index] = new
+        self._total_size -= self._sizes[index]
+        if not closed:
+            self._open_size -= self._sizes[index]
+        self._sizes[index] = 0
+        if closed:
+            turns = self._turns[start:end]
+            self._index.add(uid, _unit_tokens(turns))
+            self._unit_sizes[uid] = self._measure(render_unit(turns)) if _visible(turns) else 0
+        self._retriever_fitted = -1
+        self._ctx = None  # what was sent may hold the words: never send it again
+        self._stats["redactions"] += 1
+
+    # -- composition ---------------------------------------------------------------------
+
+    def compose(self, query: str, *, external_query: str = "") -> dict[str, Any]:
+        """The messages to send now: the conversation's own words, selected, then `query`.
+
+        Returns a dict with `messages`, `mode`, `chars`, `size`, `reselected`, `selected`,
+        `of_units`, `included`, `stable_upto`, `breakpoints`, `external`.
+        """
+        if not isinstance(query, str):
+            raise TypeError(f"Memory.compose: query must be a str, got {type(query).__name__}")
+        if not isinstance(external_query, str):
+            raise TypeError("Memory.compose: external_query must be a str")
+        with self._lock:
+            return self._compose(query, external_query or query)
+
+    def _compose(self, query: str, external_query: str) -> dict[str, Any]:
+        self._stats["composes"] += 1
+        q_size = self._measure(query)
+        ext_text, ext_sources = self._external(external_query)
+        ext_size = self._measure(ext_text) if ext_text else 0
+        room = self.budget - q_size - ext_size
+
+        previous = self._ctx
+        ctx = self._next_context(query, room)
+        reselected = ctx is not previous
+        if reselected:
+            self._stats["reselects"] += 1
+        self._ctx = ctx
+
+        pieces = [(self._piece_role(ctx, k), text) for k, text in enumerate(ctx.texts)]
+        if ext_text:
+            pieces.append(("user", ext_text))
+        pieces.append(("user", query))
+        messages, where = assemble(pieces)
+        stable = where[len(ctx.texts) - 1] if ctx.texts else -1
+        breakpoints = self._breakpoints(ctx, where, reselected, stable)
+        ctx.sent_items = len(ctx.items)
+
+        passthrough = ctx.start == 0 and not ctx.units
+        self._stats["passthrough" if passthrough else "assembled"] += 1
+        if ext_sources:
+            self._stats["external_admitted"] += 1
+        if self._journal is not None:
+            self._journal.state_changed(_persist.state_record(self))
+        return {
+            "messages": messages,
+            "mode": "passthrough" if passthrough else "assembled",
+            "chars": sum(len(m["parts"][0]["text"]) for m in messages),
+            "size": sum(ctx.sizes) + ext_size + q_size,
+            "reselected": reselected,
+            "selected": len(ctx.units),
+            "of_units": len(self._unit_starts),
+            "included": self._included(ctx),
+            "stable_upto": stable,
+            "breakpoints": breakpoints,
+            "external": ext_sources,
+        }
+
+    def _piece_role(self, ctx: _Context, k: int) -> str:
+        kind, i = ctx.items[k]
+        if kind == "u" or k == 0:
+            return "user"  # a first assistant turn is rendered named, as a user message
+        return self._turns[i].role
+
+    @staticmethod
+    def _breakpoints(ctx: _Context, where: list[int], reselected: bool, stable: int) -> list[int]:
+        """Where to mark the prompt cache: the rebuilt block, last call's prefix, this prefix.
+
+        Marking last call's end guarantees the next read finds the entry even when the prefix
+        grew by more than the ~20 blocks a provider looks back from a single breakpoint.
+        """
+        if stable < 0:
+            return []
+        marks = {stable}
+        if ctx.block:
+            marks.add(where[ctx.block - 1])
+        if not reselected and 0 < ctx.sent_items <= len(ctx.items):
+            marks.add(where[ctx.sent_items - 1])
+        return sorted(marks)[-4:]
+
+    def _included(self, ctx: _Context) -> list[int]:
+        seen: set[int] = set()
+        for kind, i in ctx.items:
+            if kind == "u":
+                seen.update(range(*self._unit_range(i)))
+            else:
+                seen.add(i)
+        return sorted(i for i in seen if not self._turns[i].redacted)
+
+    # -- the selection and how long it is kept --------------------------------------------
+
+    def _next_context(self, query: str, room: int) -> _Context:
+        """Keep the last context and append to it, or rebuild: rules 1-3 of the README."""
+        ctx = self._ctx
+        if self._total_size <= room:
+            # Rule 1: everything fits. A passthrough context just grows with the conversation.
+            if ctx is not None and ctx.start == 0 and not ctx.units and self.stability > 0:
+                self._extend(ctx, [])
+                return ctx
+            return self._rebuild_everything()
+        fresh = self._select(query, room - self._open_size)
+        if ctx is None or self.stability == 0:
+            return self._rebuild(fresh)
+        missing = [u for u in fresh if u not in ctx.units and self._unit_starts[u] < ctx.start]
+        new_turn_size = sum(self._sizes[ctx.upto :])
+        grown = ctx.size + new_turn_size + sum(self._unit_sizes[u] for u in missing)
+        if grown > self._keep_limit() - (self.budget - room):
+            return self._rebuild(fresh)
+        allowed = max(1, round(len(fresh) * (1.0 - self.stability)))
+        if len(missing) > allowed and ctx.size > self.budget:
+            # Rule 3: the subject moved and most of what is kept no longer serves it.
+            return self._rebuild(fresh)
+        self._extend(ctx, sorted(missing))
+        return ctx
+
+    def _keep_limit(self) -> float:
+        """How large a kept context may grow before a rebuild is cheaper on average.
+
+        A rebuild writes about `budget` to the cache at 1.25x; a kept context of size S costs
+        0.10 x S per call to read, and grows by g per call. Over a cycle from R = budget to a
+        limit L, the mean cost per call is 1.25 R g/(L - R) + 1.25 g + 0.10 (R + L)/2, which
+        is smallest at L = R + sqrt(2 x 1.25 x R g / 0.10) = R + 5 sqrt(R g). Never above
+        `ceiling` x budget.
+        """
+        r = float(self.budget)
+        best = r + math.sqrt(2.0 * CACHE_WRITE * r * self._growth / CACHE_READ)
+        return min(best, self.ceiling * self.budget)
+
+    def _select(self, query: str, room: int) -> list[int]:
+        """Rule 2: whole closed stretches, best first, while they fit in `room`."""
+        n_units = len(self._unit_starts)
+        if n_units == 0:
+            return []
+        chosen: list[int] = []
+        left = room
+        first: int | None = None
+        for uid in self._ranked(query, n_units):
+            size = self._unit_sizes[uid]
+            if size == 0:
+                continue
+            if first is None:
+                first = uid
+            if size <= left:
+                chosen.append(uid)
+                left -= size
+                if left <= 0:
+                    break
+        if not chosen and first is not None:
+            chosen.append(first)  # if none fits, the best goes anyway
+        return chosen
+
+    def _ranked(self, query: str, n_units: int) -> list[int]:
+        if self.retriever is not None:
+            if self._retriever_fitted != n_units:
+                docs = [
+                    " ".join(t.shown for t in self._turns[slice(*self._unit_range(u))])
+                    for u in range(n_units)
+                ]
+                self.retriever.fit(docs)
+                self._retriever_fitted = n_units
+            ranked = [u for u in self.retriever.rank(query) if 0 <= u < n_units]
+            return ranked
+        scores, _ = self._index.scores(tokenize(query))
+        ranked = sorted(scores, key=lambda u: (-scores[u], -u))
+        # Zero-score stretches, newest first, top up what relevance left: a full budget of
+        # recent talk beats an empty one. They compete only for room nothing relevant wanted.
+        scanned = 0
+        for uid in range(n_units - 1, -1, -1):
+            if uid not in scores:
+                ranked.append(uid)
+                scanned += 1
+                if scanned >= RECENCY_FILL_SCAN:
+                    break
+        return ranked
+
+    def _rebuild_everything(self) -> _Context:
+        ctx = _Context(start=0, upto=0)
+        self._extend(ctx, [])
+        ctx.block = 0
+        return ctx
+
+    def _rebuild(self, fresh: list[int]) -> _Context:
+        ctx = _Context(start=self._open_start, upto=self._open_start)
+        for uid in sorted(fresh):
+            self._add_item(ctx, "u", uid)
+        ctx.block = len(ctx.items)
+        self._extend(ctx, [])
+        return ctx
+
+    def _add_item(self, ctx: _Context, kind: str, i: int) -> None:
+        """Render an item in its place; the text depends only on the item and its position."""
+        if kind == "u":
+            ctx.texts.append(render_unit(self._turns[slice(*self._unit_range(i))]))
+            ctx.sizes.append(self._unit_sizes[i])
+            ctx.units.add(i)
+        else:
+            turn = self._turns[i]
+            with_when = i == ctx.start or turn.when != self._turns[i - 1].when
+            named = not ctx.items and turn.role == "assistant"
+            ctx.texts.append(render_ordinary(turn, with_when=with_when, named=named))
+            ctx.sizes.append(self._measure(ctx.texts[-1]))
+        ctx.items.append((kind, i))
+
+    def _extend(self, ctx: _Context, units: list[int]) -> None:
+        """Append the turns said since the last call, then the stretches this query needs."""
+        before = ctx.size
+        for i in range(ctx.upto, len(self._turns)):
+            if not self._turns[i].redacted:
+                self._add_item(ctx, "t", i)
+        ctx.upto = len(self._turns)
+        for uid in units:
+            self._add_item(ctx, "u", uid)
+        self._stats["appended" if units else "kept"] += 1
+        # Exponential average of growth per call (weight 0.2: about the last five calls).
+        self._growth = 0.8 * self._growth + 0.2 * (ctx.size - before)
+
+    # -- outside knowledge (rule 4) -------------------------------------------------------
+
+    def _external(self, query: str) -> tuple[str, list[str]]:
+        if self.external is None:
+            return "", []
+        found = self.external(query)
+        candidates = _persist.check_candidates(found)
+        if not candidates:
+            return "", []
+        counts = [Counter(tokenize(text)) for text, _ in candidates]
+        unit_scores, ext_scores = self._index.scores(tokenize(query), counts)
+        best_unit = max(unit_scores.values(), default=0.0)
+        winners = sorted(
+            (i for i, s in enumerate(ext_scores) if s > best_unit * (1 + self.external_margin)),
+            key=lambda i: -ext_scores[i],
+        )
+        if not winners or ext_scores[winners[0]] <= 0:
+            return "", []
+        lead = ext_scores[winners[0]]
+        decisive = 1.0 if best_unit <= 0 else min(1.0, lead / best_unit - 1.0)
+        share = self.external_share + (self.external_max - self.external_share) * decisive
+        room = int(self.budget * share)
+        chosen: list[tuple[str, str]] = []
+        left = room
+        for i in winners:
+            text, source = candidates[i]
+            size = self._measure(text)
+            if size <= left:
+                chosen.append((text, source))
+                left -= size
+        if not chosen:
+            text, source = candidates[winners[0]]
+            # Outside material is not the conversation: it may be cut to its room.
+            cut = max(1, len(text) * max(room, 1) // max(self._measure(text), 1))
+            chosen.append((text[:cut], source))
+        return render_external(chosen), [source for _, source in chosen]
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything needed to continue exactly, as plain JSON-safe data."""
+        with self._lock:
+            return _persist.to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> Memory:
+        """Rebuild a Memory saved by `to_dict`; `kwargs` override the saved settings."""
+        return _persist.from_dict(cls, data, kwargs)
+
+    def _attach_journal(self, journal: Journal | None) -> None:
+        with self._lock:
+            self._journal = journal
+
+
+def _visible(turns: Sequence[Turn]) -> bool:
+    return any(not t.redacted for t in turns)
+
+
+def _unit_tokens(turns: Sequence[Turn]) -> list[str]:
+    tokens: list[str] = []
+    for t in turns:
+        if not t.redacted:
+            tokens.extend(tokenize(t.shown))
+    return tokens
