@@ -72,8 +72,8 @@ def _expect(value: object, kind: type | tuple[type, ...], where: str) -> Any:
     return value
 
 
-def read_turn(record: object, where: str) -> Turn:
-    record = _expect(record, dict, where)
+def read_turn(raw: object, where: str) -> Turn:
+    record: dict[str, Any] = _expect(raw, dict, where)
     role = record.get("role")
     if role not in ("user", "assistant"):
         raise _fail(f"{where}.role is {role!r}; expected 'user' or 'assistant'")
@@ -93,8 +93,8 @@ def read_turn(record: object, where: str) -> Turn:
     )
 
 
-def from_dict(cls: type[Memory], data: object, overrides: dict[str, Any]) -> Memory:
-    data = _expect(data, dict, "data")
+def from_dict(cls: type[Memory], raw: object, overrides: dict[str, Any]) -> Memory:
+    data: dict[str, Any] = _expect(raw, dict, "data")
     if data.get("format") != FORMAT:
         raise _fail(
             f"data is not a saved Memory (format is {data.get('format')!r}, "
@@ -132,10 +132,9 @@ def restore_state(mem: Memory, state: dict[str, Any]) -> None:
     stats = _expect(state.get("stats", {}), dict, "state.stats")
     for key, value in stats.items():
         _expect(value, int, f"state.stats[{key!r}]")
-    raw = state.get("context")
     ctx = None
-    if raw is not None:
-        raw = _expect(raw, dict, "state.context")
+    if state.get("context") is not None:
+        raw: dict[str, Any] = _expect(state["context"], dict, "state.context")
         n_turns, n_units = len(mem._turns), len(mem._unit_starts)
         start = _expect(raw.get("start"), int, "state.context.start")
         upto = _expect(raw.get("upto"), int, "state.context.upto")

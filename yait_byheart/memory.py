@@ -165,7 +165,12 @@ class Memory:
 
     @property
     def _unit_limit(self) -> int:
-        return max(1, min(self.chunk, int(self.budget * MAX_UNIT_SHARE)))
+        """The stretch size that closes a stretch at the next user turn.
+
+        Half the hard cap, so that the reply that usually follows still fits under the cap
+        and cuts keep falling on user turns.
+        """
+        return max(1, min(self.chunk, int(self.budget * MAX_UNIT_SHARE / 2)))
 
     def _measure(self, text: str) -> int:
         n = self.measure(text)
@@ -420,10 +425,14 @@ class Memory:
                 self._extend(ctx, [])
                 return ctx
             return self._rebuild_everything()
-        fresh = self._select(query, room - self._open_size)
+        fresh, relevant = self._select(query, room - self._open_rendered_size())
         if ctx is None or self.stability == 0:
             return self._rebuild(fresh)
-        missing = [u for u in fresh if u not in ctx.units and self._unit_starts[u] < ctx.start]
+        # Only what relevance chose must be present; the recency top-up is already there or
+        # was never needed.
+        missing = [
+            u for u in fresh[:relevant] if u not in ctx.units and self._unit_starts[u] < ctx.start
+        ]
         new_turn_size = sum(self._sizes[ctx.upto :])
         grown = ctx.size + new_turn_size + sum(self._unit_sizes[u] for u in missing)
         if grown > self._keep_limit() - (self.budget - room):
@@ -434,6 +443,17 @@ class Memory:
             return self._rebuild(fresh)
         self._extend(ctx, sorted(missing))
         return ctx
+
+    def _open_rendered_size(self) -> int:
+        """The open stretch's size as a rebuild would send it (with its date lines)."""
+        start = self._open_start
+        if start == len(self._turns):
+            return 0
+        probe = _Context(start=start, upto=start)
+        for i in range(start, len(self._turns)):
+            if not self._turns[i].redacted:
+                self._add_item(probe, "t", i)
+        return probe.size
 
     def _keep_limit(self) -> float:
         """How large a kept context may grow before a rebuild is cheaper on average.
@@ -448,30 +468,36 @@ class Memory:
         best = r + math.sqrt(2.0 * CACHE_WRITE * r * self._growth / CACHE_READ)
         return min(best, self.ceiling * self.budget)
 
-    def _select(self, query: str, room: int) -> list[int]:
-        """Rule 2: whole closed stretches, best first, while they fit in `room`."""
+    def _select(self, query: str, room: int) -> tuple[list[int], int]:
+        """Rule 2: whole closed stretches, best first, while they fit in `room`.
+
+        Returns the chosen stretches and how many of them were chosen for relevance (the rest
+        only top up the room with recent talk).
+        """
         n_units = len(self._unit_starts)
-        if n_units == 0:
-            return []
+        ranked, n_relevant = self._ranked(query, n_units)
         chosen: list[int] = []
+        relevant = 0
         left = room
-        first: int | None = None
-        for uid in self._ranked(query, n_units):
+        for rank, uid in enumerate(ranked):
             size = self._unit_sizes[uid]
-            if size == 0:
-                continue
-            if first is None:
-                first = uid
-            if size <= left:
+            if 0 < size <= left:
                 chosen.append(uid)
                 left -= size
+                relevant += rank < n_relevant
                 if left <= 0:
                     break
-        if not chosen and first is not None:
-            chosen.append(first)  # if none fits, the best goes anyway
-        return chosen
+        if not relevant:
+            # If no relevant stretch fits, the best goes anyway, in place of the top-up.
+            best = next((u for u in ranked[:n_relevant] if self._unit_sizes[u] > 0), None)
+            if best is not None:
+                return [best], 1
+        return chosen, relevant
 
-    def _ranked(self, query: str, n_units: int) -> list[int]:
+    def _ranked(self, query: str, n_units: int) -> tuple[list[int], int]:
+        """Stretches best first, and how many lead the list on relevance."""
+        if n_units == 0:
+            return [], 0
         if self.retriever is not None:
             if self._retriever_fitted != n_units:
                 docs = [
@@ -481,9 +507,10 @@ class Memory:
                 self.retriever.fit(docs)
                 self._retriever_fitted = n_units
             ranked = [u for u in self.retriever.rank(query) if 0 <= u < n_units]
-            return ranked
+            return ranked, len(ranked)
         scores, _ = self._index.scores(tokenize(query))
         ranked = sorted(scores, key=lambda u: (-scores[u], -u))
+        n_relevant = len(ranked)
         # Zero-score stretches, newest first, top up what relevance left: a full budget of
         # recent talk beats an empty one. They compete only for room nothing relevant wanted.
         scanned = 0
@@ -493,7 +520,7 @@ class Memory:
                 scanned += 1
                 if scanned >= RECENCY_FILL_SCAN:
                     break
-        return ranked
+        return ranked, n_relevant
 
     def _rebuild_everything(self) -> _Context:
         ctx = _Context(start=0, upto=0)

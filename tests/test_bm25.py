@@ -1,0 +1,143 @@
+"""BM25 stages against hand-computed values and an independent reference implementation."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from yait_byheart import BM25
+from yait_byheart._stem import stem
+from yait_byheart._tokens import tokenize
+from yait_byheart.bm25 import Index, idf, term_weight
+
+# Final outputs of Porter's algorithm for words exercising each step (Porter 1980, the
+# examples given with each rule; later-revision rules "bli" and "logi" included).
+PORTER = {
+    "caresses": "caress", "ponies": "poni", "ties": "ti", "caress": "caress", "cats": "cat",
+    "feed": "feed", "agreed": "agre", "plastered": "plaster", "motoring": "motor",
+    "sing": "sing", "conflated": "conflat", "troubled": "troubl", "sized": "size",
+    "hopping": "hop", "tanned": "tan", "falling": "fall", "hissing": "hiss", "fizzed": "fizz",
+    "failing": "fail", "filing": "file", "happy": "happi", "sky": "sky",
+    "relational": "relat", "conditional": "condit", "rational": "ration",
+    "digitizer": "digit", "conformabli": "conform", "radicalli": "radic",
+    "differentli": "differ", "vileli": "vile", "analogousli": "analog",
+    "vietnamization": "vietnam", "predication": "predic", "operator": "oper",
+    "feudalism": "feudal", "decisiveness": "decis", "hopefulness": "hope",
+    "callousness": "callous", "formaliti": "formal", "sensitiviti": "sensit",
+    "sensibiliti": "sensibl", "triplicate": "triplic", "formative": "form",
+    "formalize": "formal", "electriciti": "electr", "electrical": "electr", "hopeful": "hope",
+    "goodness": "good", "revival": "reviv", "allowance": "allow", "inference": "infer",
+    "airliner": "airlin", "gyroscopic": "gyroscop", "adjustable": "adjust",
+    "defensible": "defens", "irritant": "irrit", "replacement": "replac",
+    "adjustment": "adjust", "dependent": "depend", "adoption": "adopt", "homologou": "homolog",
+    "communism": "commun", "activate": "activ", "angulariti": "angular",
+    "homologous": "homolog", "effective": "effect", "bowdlerize": "bowdler",
+    "probate": "probat", "rate": "rate", "cease": "ceas", "controll": "control",
+    "roll": "roll", "generalizations": "gener", "oscillators": "oscil", "is": "is",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("word", "expected"), sorted(PORTER.items()))
+def test_porter_stemmer_matches_the_papers_examples(word: str, expected: str) -> None:
+    assert stem(word) == expected
+
+
+def test_tokenize_keeps_single_characters_and_digits() -> None:
+    # "5" and "x" survive; "I" is a stop word, dropped by the stop list, not by its length.
+    assert tokenize("Plan B costs 5 x 3") == ["plan", "b", "cost", "5", "x", "3"]
+    assert tokenize("snake_case") == ["snake", "case"]
+    assert tokenize("Café Zürich 2023") == ["café", "zürich", "2023"]
+
+
+def test_idf_and_term_weight_by_hand() -> None:
+    # N=4, df=1: ln(1 + 3.5/1.5) = ln(3.3333)
+    assert idf(1, 4) == pytest.approx(math.log(1 + 3.5 / 1.5))
+    # tf=2, dl=avgdl: 2 * 2.2 / (2 + 1.2) = 1.375
+    assert term_weight(2, 5, 5.0) == pytest.approx(1.375)
+    # a document twice as long as average: norm = 1.2 * (0.25 + 0.75 * 2) = 2.1
+    assert term_weight(1, 10, 5.0) == pytest.approx(2.2 / 3.1)
+
+
+def reference_bm25(docs: list[list[str]], query: list[str]) -> list[float]:
+    """Textbook BM25 written independently of the package (k1=1.2, b=0.75)."""
+    n = len(docs)
+    avg = sum(len(d) for d in docs) / n
+    out = []
+    for d in docs:
+        c = Counter(d)
+        total = 0.0
+        for term in set(query):
+            df = sum(1 for x in docs if term in x)
+            if df == 0 or term not in c:
+                continue
+            w = math.log((n - df + 0.5) / (df + 0.5) + 1)
+            total += w * c[term] * 2.2 / (c[term] + 1.2 * (0.25 + 0.75 * len(d) / avg))
+        out.append(total)
+    return out
+
+
+def test_scores_match_hand_computation() -> None:
+    docs = ["pricing pricing euro", "euro month", "weather"]
+    got = BM25().fit(docs).scores("pricing euro")
+    # avgdl = (3+2+1)/3 = 2; doc0: pricing tf2 df1, euro tf1 df2; N=3
+    idf_pricing = math.log(1 + 2.5 / 1.5)
+    idf_euro = math.log(1 + 1.5 / 2.5)
+    norm0 = 1.2 * (0.25 + 0.75 * 3 / 2)
+    expected0 = idf_pricing * 2 * 2.2 / (2 + norm0) + idf_euro * 2.2 / (1 + norm0)
+    assert got[0] == pytest.approx(expected0)
+    assert got[2] == 0.0
+    assert BM25().fit(docs).rank("pricing euro") == [0, 1, 2]
+
+
+words = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"])
+
+
+@given(
+    st.lists(st.lists(words, min_size=1, max_size=12), min_size=1, max_size=15),
+    st.lists(words, min_size=1, max_size=4),
+)
+def test_scores_equal_the_reference(docs: list[list[str]], query: list[str]) -> None:
+    got = BM25().fit([" ".join(d) for d in docs]).scores(" ".join(query))
+    tokenized = [tokenize(" ".join(d)) for d in docs]
+    assert got == pytest.approx(reference_bm25(tokenized, tokenize(" ".join(query))))
+
+
+@given(st.lists(st.lists(words, min_size=1, max_size=8), min_size=2, max_size=10), words)
+def test_incremental_index_equals_a_fresh_fit(docs: list[list[str]], term: str) -> None:
+    """Adding, removing and re-adding documents leaves the same scores as building anew."""
+    index = Index()
+    for i, d in enumerate(docs):
+        index.add(i, tokenize(" ".join(d)))
+    index.remove(0, tokenize(" ".join(docs[0])))
+    index.add(0, tokenize(" ".join(docs[0])))
+    fresh = Index()
+    for i, d in enumerate(docs):
+        fresh.add(i, tokenize(" ".join(d)))
+    got, _ = index.scores(tokenize(term))
+    want, _ = fresh.scores(tokenize(term))
+    assert got == pytest.approx(want)
+
+
+def test_extra_documents_share_the_statistics() -> None:
+    """An outside document scores exactly as it would if it were indexed."""
+    docs = ["euro pricing", "weather rain", "rain again"]
+    index = Index()
+    for i, d in enumerate(docs[:2]):
+        index.add(i, tokenize(d))
+    inside, extra = index.scores(tokenize("rain"), [Counter(tokenize(docs[2]))])
+    full = BM25().fit(docs).scores("rain")
+    assert inside.get(1) == pytest.approx(full[1])
+    assert extra[0] == pytest.approx(full[2])
+
+
+def test_bad_input_is_named() -> None:
+    with pytest.raises(TypeError, match="BM25.fit"):
+        BM25().fit("one string")
+    with pytest.raises(TypeError, match="document 1"):
+        BM25().fit(["ok", 3])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="BM25.scores"):
+        BM25().fit(["a"]).rank(None)  # type: ignore[arg-type]
