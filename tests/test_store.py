@@ -1,0 +1,532 @@
+"""One suite for both stores: SQLite always, PostgreSQL when BYHEART_TEST_PG_DSN reaches a server.
+
+`.ci/postgres.sh` starts a server and sets BYHEART_TEST_PG_DSN (and BYHEART_TEST_PG_REQUIRED=1,
+which turns "no server" into a failure instead of a skip).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from yait_byheart import Memory
+from yait_byheart.store import (
+    SCHEMA_VERSION,
+    PostgresStore,
+    SQLiteStore,
+    StoreConflictError,
+    UnknownConversationError,
+)
+
+HERE = Path(__file__).resolve().parent
+CHILD = HERE / "store_child.py"
+sys.path.insert(0, str(HERE))
+from store_child import turn_text  # noqa: E402
+
+PG_DSN = os.environ.get("BYHEART_TEST_PG_DSN", "")
+PG_REQUIRED = os.environ.get("BYHEART_TEST_PG_REQUIRED") == "1"
+
+Store = SQLiteStore | PostgresStore
+
+
+@cache
+def pg_unavailable() -> str:
+    """Why the PostgreSQL half cannot run here, or "" when it can."""
+    if not PG_DSN:
+        return "BYHEART_TEST_PG_DSN is not set (bash .ci/postgres.sh starts a server and sets it)"
+    try:
+        import psycopg
+    except ImportError:
+        return 'psycopg is not installed: pip install "yait-byheart[postgres]"'
+    try:
+        psycopg.connect(PG_DSN, connect_timeout=3).close()
+    except psycopg.Error as exc:
+        return f"no PostgreSQL server reachable at BYHEART_TEST_PG_DSN: {exc}"
+    return ""
+
+
+class Backend:
+    """A store location that the test and its child processes can each open."""
+
+    def __init__(self, kind: str, location: str, schema: str = "") -> None:
+        self.kind = kind
+        self.location = location
+        self.schema = schema
+
+    def store(self, **kwargs: Any) -> Store:
+        if self.kind == "sqlite":
+            return SQLiteStore(self.location, **kwargs)
+        return PostgresStore(self.location, schema=self.schema, **kwargs)
+
+    def child(self, conversation: str, start: int, count: int,
+              pause_at: int = -1) -> subprocess.Popen[str]:
+        args = [sys.executable, str(CHILD), self.kind, self.location, self.schema or "-",
+                conversation, str(start), str(count)]
+        if pause_at >= 0:
+            args.append(str(pause_at))
+        path = [p for p in (os.environ.get("PYTHONPATH"), str(HERE.parent)) if p]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                env=env)
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready\n", "the child could not open the store"
+        return proc
+
+    def sql(self, statement: str, params: tuple[Any, ...] = ()) -> None:
+        """Run raw SQL against the store's tables, as an outside tool would."""
+        if self.kind == "sqlite":
+            db = sqlite3.connect(self.location)
+            with db:
+                db.execute(statement.replace("%s", "?"), params)
+            db.close()
+        else:
+            import psycopg
+
+            with psycopg.connect(self.location, autocommit=True) as conn:
+                conn.execute(statement.replace("{s}", self.schema), params)  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "sqlite":
+        yield Backend("sqlite", str(tmp_path / "chats.db"))
+        return
+    reason = pg_unavailable()
+    if reason:
+        if PG_REQUIRED:
+            pytest.fail(f"BYHEART_TEST_PG_REQUIRED=1 but {reason}")
+        pytest.skip(reason)
+    schema = "t_" + uuid.uuid4().hex[:12]
+    yield Backend("postgres", PG_DSN, schema)
+    import psycopg
+
+    with psycopg.connect(PG_DSN, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
+
+
+def texts(mem: Memory) -> list[str]:
+    return [t["text"] for t in mem.to_dict()["turns"]]
+
+
+def file_bytes(path: str) -> bytes:
+    """The store's bytes on disk: the database and its write-ahead log."""
+    out = b""
+    for suffix in ("", "-wal"):
+        if os.path.exists(path + suffix):
+            out += Path(path + suffix).read_bytes()
+    return out
+
+
+# A conversation long enough that a 150-character budget must select (mode "assembled")
+# and rebuilds its selection once along the way (hand-checked: included [3, 6, 11] at the end).
+SCRIPT = [
+    ("user", "We should settle the pricing: 55 euro a month for the team plan."),
+    ("assistant", "Noted, 55 euro a month, with an annual discount."),
+    ("user", "My sister ran the Lisbon marathon last Saturday in the rain."),
+    ("assistant", "Impressive, a marathon in the rain is hard."),
+    ("user", "The garden needs new orchids before the ferry trip."),
+    ("assistant", "Orchids like shade; plant them before you leave."),
+    ("user", "Back to pricing: should the invoice show VAT separately?"),
+    ("assistant", "Yes, show VAT on its own line on every invoice."),
+    ("user", "I started learning the cello, scales every morning."),
+    ("assistant", "Scales every morning will pay off quickly."),
+    ("user", "The quartz lantern from the market broke in the rain."),
+    ("assistant", "Quartz is fragile; glue may still save the lantern."),
+]  # fmt: skip
+WHEN = "1:56 pm on 8 May, 2023"
+BUDGET = 150
+
+
+def play(mem: Memory) -> list[dict[str, Any]]:
+    """The same calls on any Memory; returns the compose outputs."""
+    out = []
+    for k, (role, text) in enumerate(SCRIPT):
+        assert mem.append(role, text, when=WHEN) == k
+        if k % 4 == 3:
+            out.append(mem.compose("what did we decide about pricing?"))
+    out.append(mem.compose("how was the marathon?"))
+    return out
+
+
+# -- durability and reopening ----------------------------------------------------------------
+
+
+def test_reopen_composes_exactly_as_before_closing(backend: Backend) -> None:
+    reference = Memory(budget=BUDGET)
+    expected = play(reference)
+    with backend.store() as store:
+        mem = store.open("conv-42", user="alice", budget=BUDGET)
+        assert play(mem) == expected
+        assert expected[-1]["mode"] == "assembled"  # the sticky selection is what is at stake
+    with backend.store() as store:
+        again = store.open("conv-42")
+        assert len(again) == len(SCRIPT)
+        assert again.to_dict() == reference.to_dict()
+        # The sticky selection survived: the next composes match the never-closed Memory's.
+        for query in ("how was the marathon?", "pricing and VAT on the invoice", "cello"):
+            assert again.compose(query) == reference.compose(query)
+
+
+def test_every_append_is_committed_before_it_returns(backend: Backend) -> None:
+    # A second connection (as another process would) sees each turn as soon as append returns.
+    with backend.store() as writer, backend.store() as reader:
+        mem = writer.open("c")
+        for k in range(5):
+            mem.append("user", f"turn number {k}")
+            assert [t["text"] for t in reader.export("c")["turns"]] == [
+                f"turn number {j}" for j in range(k + 1)
+            ]
+
+
+def test_export_equals_to_dict_and_import_round_trips(backend: Backend) -> None:
+    with backend.store() as store:
+        mem = store.open("a", budget=BUDGET)
+        play(mem)
+        exported = store.export("a")
+        assert exported == mem.to_dict()
+        assert exported["format"] == "yait_byheart.memory"
+        store.import_("b", exported, user="bob")
+        assert store.conversations(user="bob") == ["b"]
+        copy = store.open("b")
+        assert copy.to_dict() == mem.to_dict()
+        assert copy.compose("marathon") == mem.compose("marathon")
+
+
+def test_settings_are_stored_and_overridable_on_reopen(backend: Backend) -> None:
+    with backend.store() as store:
+        store.open("c", budget=1234, chunk=300)
+    with backend.store() as store:
+        assert store.open("c").to_dict()["config"]["budget"] == 1234
+        assert store.open("c", budget=999).budget == 999
+        assert store.export("c")["config"]["budget"] == 1234  # an override is not stored
+
+
+# -- conversations, users, deletion ----------------------------------------------------------
+
+
+def test_conversations_by_user_and_delete(backend: Backend) -> None:
+    with backend.store() as store:
+        for name, user in (("c2", "alice"), ("c1", "alice"), ("c3", "bob"), ("c4", None)):
+            store.open(name, user=user).append("user", f"hello from {name}")
+        assert store.conversations() == ["c1", "c2", "c3", "c4"]
+        assert store.conversations(user="alice") == ["c1", "c2"]
+        assert store.conversations(user="nobody") == []
+        store.delete("c2")
+        assert store.conversations() == ["c1", "c3", "c4"]
+        assert store.delete_user("alice") == 1
+        assert store.delete_user("alice") == 0
+        assert store.conversations() == ["c3", "c4"]
+        assert texts(store.open("c3")) == ["hello from c3"]
+        # A deleted id is free again, and starts empty.
+        assert len(store.open("c2")) == 0
+
+
+def test_unknown_ids_are_clear_errors(backend: Backend) -> None:
+    with backend.store() as store:
+        store.open("known").append("user", "kept")
+        for call in (lambda: store.export("nope"), lambda: store.delete("nope"),
+                     lambda: store.open("nope", create=False)):
+            with pytest.raises(UnknownConversationError, match="no conversation 'nope'") as info:
+                call()
+            assert isinstance(info.value, ValueError) and isinstance(info.value, KeyError)
+        assert store.conversations() == ["known"]
+        assert texts(store.open("known")) == ["kept"]
+
+
+def test_bad_arguments_are_refused_and_nothing_is_lost(backend: Backend) -> None:
+    with backend.store() as store:
+        store.open("c", user="alice").append("user", "kept")
+        with pytest.raises(TypeError, match="conversation id must be a str"):
+            store.open(42)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="non-empty"):
+            store.open("")
+        with pytest.raises(TypeError, match="user must be a str"):
+            store.conversations(user=7)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="belongs to user 'alice'"):
+            store.open("c", user="mallory")
+        with pytest.raises(ValueError, match="budget"):
+            store.open("new", budget=-5)
+        with pytest.raises(TypeError, match="data must be a dict"):
+            store.import_("d", "not a dict")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="not a valid Memory.to_dict"):
+            store.import_("d", {"format": "something else", "turns": []})
+        with pytest.raises(ValueError, match="already exists"):
+            store.import_("c", Memory().to_dict())
+        assert store.conversations() == ["c"]
+        assert texts(store.open("c")) == ["kept"]
+
+
+def test_closed_store_refuses_calls_and_its_memories_refuse_changes(backend: Backend) -> None:
+    with backend.store() as store:
+        mem = store.open("c")
+        mem.append("user", "before closing")
+    with pytest.raises(ValueError, match="closed"):
+        store.conversations()
+    with pytest.raises(ValueError, match="closed"):
+        mem.append("user", "after closing")
+    assert len(mem) == 1  # the Memory undid the append the store refused
+    with backend.store() as store:
+        assert texts(store.open("c")) == ["before closing"]
+
+
+# -- redaction and physical deletion ---------------------------------------------------------
+
+SECRET = "card 4929-7731-0263-5548"
+
+
+def test_redact_rewrites_the_stored_row(backend: Backend) -> None:
+    reference = Memory(budget=BUDGET)
+    with backend.store() as store:
+        mem = store.open("c", budget=BUDGET)
+        for m in (mem, reference):
+            play(m)
+            m.append("user", f"my {SECRET}, please remember it")
+            m.compose("what is my card?")
+            m.redact(len(SCRIPT))
+    with backend.store() as store:
+        again = store.open("c")
+        record = again.to_dict()["turns"][len(SCRIPT)]
+        assert record["redacted"] is True and record["text"] == ""
+        assert again.to_dict() == reference.to_dict()
+        assert again.compose("what is my card?") == reference.compose("what is my card?")
+
+
+def test_redacted_and_deleted_text_is_gone_from_the_file_bytes(tmp_path: Path) -> None:
+    path = str(tmp_path / "chats.db")
+    with SQLiteStore(path) as store:
+        keep = store.open("keep", user="u-keep")
+        keep.append("user", "the lantern-7Q2 stays")
+        mem = store.open("c", user="u-zq81")
+        mem.append("user", f"my {SECRET}")
+        mem.append("user", "the orchid-K9X is a second secret")
+        mem.compose("card")
+        other = store.open("other", user="u-zq81")
+        other.append("user", "ferry-P4L, a third secret")
+        # Read while the store is open, as an attacker with the disk would.
+        before = file_bytes(path)
+        assert SECRET.encode() in before  # so the checks below can fail
+        mem.redact(0)
+        assert SECRET.encode() not in file_bytes(path)
+        assert b"orchid-K9X" in file_bytes(path)
+        store.delete("c")
+        assert b"orchid-K9X" not in file_bytes(path)
+        assert store.delete_user("u-zq81") == 1
+        after = file_bytes(path)
+        assert b"ferry-P4L" not in after and b"u-zq81" not in after
+        assert b"lantern-7Q2" in after  # the other user's data is untouched
+
+
+# -- several writers and readers -------------------------------------------------------------
+
+
+def test_a_second_writer_gets_a_clear_error_never_interleaves(backend: Backend) -> None:
+    with backend.store() as s1, backend.store() as s2:
+        a = s1.open("c")
+        a.append("user", "one")
+        b = s2.open("c")  # sees "one"
+        a.append("assistant", "two")
+        with pytest.raises(StoreConflictError, match="changed by another writer"):
+            b.append("user", "three")
+        assert texts(b) == ["one"]  # b's append was undone, not half-applied
+        with pytest.raises(StoreConflictError):
+            b.compose("anything")  # the selection state is guarded too
+        a.append("user", "three from a")  # the first writer goes on undisturbed
+        assert texts(s2.open("c")) == ["one", "two", "three from a"]
+        # The same holds for two opens in one store.
+        c = s1.open("c")
+        c.append("assistant", "four from c")
+        with pytest.raises(StoreConflictError):
+            a.append("assistant", "four from a")
+        assert texts(s1.open("c")) == ["one", "two", "three from a", "four from c"]
+
+
+def test_a_memory_whose_conversation_was_deleted_refuses_changes(backend: Backend) -> None:
+    with backend.store() as store:
+        mem = store.open("c")
+        mem.append("user", "one")
+        store.delete("c")
+        with pytest.raises(StoreConflictError, match="was deleted"):
+            mem.append("user", "two")
+        assert store.conversations() == []
+
+
+def wait(proc: subprocess.Popen[str]) -> list[str]:
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, f"child failed: {out!r}"
+    return out.split()
+
+
+def test_two_processes_append_to_different_conversations(backend: Backend) -> None:
+    n = 300
+    a, b = backend.child("a", 0, n), backend.child("b", 0, n)
+    wait(a), wait(b)
+    with backend.store() as store:
+        for name in ("a", "b"):
+            assert texts(store.open(name)) == [turn_text(name, i) for i in range(n)]
+
+
+def test_a_reader_reads_while_another_process_writes(backend: Backend) -> None:
+    n, pause = 600, 150
+    proc = backend.child("w", 0, n, pause_at=pause)
+    assert proc.stdout is not None and proc.stdin is not None
+    expected = [turn_text("w", i) for i in range(n)]
+    with backend.store() as reader:
+        for line in iter(proc.stdout.readline, "paused\n"):
+            assert line.strip().isdigit()
+        assert texts(reader.open("w", create=False)) == expected[:pause]
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        seen = [pause]
+        while proc.poll() is None:
+            got = texts(reader.open("w", create=False))
+            assert got == expected[: len(got)]  # a prefix, never a torn or reordered read
+            assert len(got) >= seen[-1]
+            seen.append(len(got))
+        proc.communicate(timeout=60)
+        assert texts(reader.open("w")) == expected
+
+
+def test_sigkill_mid_append_leaves_an_exact_prefix(backend: Backend) -> None:
+    n = 3000
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    start = 0
+    for _round in range(2):  # the second round continues a conversation that was killed
+        proc = backend.child("k", start, n)
+        assert proc.stdout is not None
+        target = start + rng.randrange(20, n - 20)
+        acked = start
+        for line in proc.stdout:  # each line: a turn whose append had returned
+            acked = int(line) + 1
+            if acked > target:
+                break
+        proc.send_signal(signal.SIGKILL)
+        acked = max([acked, *(int(x) + 1 for x in proc.stdout.read().split())])
+        proc.wait()
+        with backend.store() as store:
+            got = texts(store.open("k"))
+        # Everything acknowledged is there; at most the one in flight besides; nothing else.
+        assert acked <= len(got) <= acked + 1, f"seed {seed}: {len(got)} rows, {acked} acked"
+        assert got == [turn_text("k", i) for i in range(len(got))], f"seed {seed}"
+        start = len(got)
+
+
+# -- files and schemas that are not ours -----------------------------------------------------
+
+
+def test_a_file_that_is_not_a_store_is_refused_untouched(tmp_path: Path) -> None:
+    junk = tmp_path / "notes.txt"
+    junk.write_bytes(b"shopping list: lanterns, orchids\n" * 50)
+    with pytest.raises(ValueError, match="not a SQLite database"):
+        SQLiteStore(junk)
+    assert junk.read_bytes() == b"shopping list: lanterns, orchids\n" * 50
+    other = tmp_path / "app.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    db.execute("INSERT INTO invoices (total) VALUES (55.0)")
+    db.commit()
+    db.close()
+    before = other.read_bytes()
+    with pytest.raises(ValueError, match="not a byheart store"):
+        SQLiteStore(other)
+    assert other.read_bytes() == before
+    with pytest.raises(ValueError, match="directory"):
+        SQLiteStore(tmp_path)
+
+
+def test_a_schema_from_a_newer_version_is_refused_and_kept(backend: Backend) -> None:
+    with backend.store() as store:
+        store.open("c").append("user", "written by the old version")
+    table = "meta" if backend.kind == "sqlite" else "{s}.meta"
+    backend.sql(f"UPDATE {table} SET value = %s WHERE key = 'schema_version'",
+                (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(ValueError, match="newer yait_byheart"):
+        backend.store()
+    backend.sql(f"UPDATE {table} SET value = %s WHERE key = 'schema_version'",
+                (str(SCHEMA_VERSION),))
+    with backend.store() as store:
+        assert texts(store.open("c")) == ["written by the old version"]
+
+
+def test_a_postgres_schema_of_something_else_is_refused(backend: Backend) -> None:
+    if backend.kind != "postgres":
+        pytest.skip("PostgreSQL only: a schema that holds another application's tables")
+    backend.sql("CREATE SCHEMA {s}")
+    backend.sql("CREATE TABLE {s}.invoices (id int)")
+    with pytest.raises(ValueError, match="not a byheart store"):
+        backend.store()
+
+
+def test_postgres_store_names_the_extra_when_psycopg_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # makes `import psycopg` fail
+    with pytest.raises(ImportError, match=r'pip install "yait-byheart\[postgres\]"'):
+        PostgresStore("postgresql://localhost/none")
+
+
+def test_store_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="synchronous must be one of"):
+        SQLiteStore("x.db", synchronous="SOMETIMES")
+    with pytest.raises(TypeError, match="path must be"):
+        SQLiteStore(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="schema must be"):
+        PostgresStore("postgresql://localhost/none", schema="drop table")
+
+
+# -- the invariant: a stored Memory is the Memory it would have been --------------------------
+
+WORDS = ["pricing", "euro", "marathon", "rain", "garden", "orchid", "cello", "invoice", "ferry"]
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.sampled_from(["user", "assistant"]),
+                  st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)),
+        st.tuples(st.just("compose"), st.sampled_from(WORDS), st.just("")),
+        st.tuples(st.just("redact"), st.integers(0, 40), st.just("")),
+        st.tuples(st.just("reopen"), st.just(""), st.just("")),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=OPS)
+def test_any_sequence_of_calls_survives_reopening(backend: Backend, ops: list[Any]) -> None:
+    name = uuid.uuid4().hex  # a fresh conversation per example, in the test's one store
+    reference = Memory(budget=200, chunk=80)
+    store = backend.store()
+    mem = store.open(name, budget=200, chunk=80)
+    try:
+        for op, a, b in ops:
+            if op == "append":
+                assert mem.append(a, b) == reference.append(a, b)
+            elif op == "compose":
+                assert mem.compose(a) == reference.compose(a)
+            elif op == "redact" and a < len(reference):
+                mem.redact(a)
+                reference.redact(a)
+            elif op == "reopen":
+                store.close()
+                store = backend.store()
+                mem = store.open(name)
+        store.close()
+        store = backend.store()
+        again = store.open(name)
+        assert again.to_dict() == reference.to_dict()
+        assert again.compose("pricing") == reference.compose("pricing")
+    finally:
+        store.close()
