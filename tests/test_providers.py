@@ -1,0 +1,750 @@
+"""Provider adapters: request shapes, cache breakpoints, text preservation, usage reading.
+
+Hand-built compose results stand in for ``Memory.compose`` in most tests (the shape is the
+contract's); the integration tests at the end use a real Memory. Nothing here touches the
+network. Tests that check requests against the provider SDKs' own request types skip when the
+SDK is not installed (CI does not install them).
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import copy
+import itertools
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yait_byheart.providers import (
+    JOIN,
+    MAX_BREAKPOINTS,
+    cache_usage,
+    chars_per_token,
+    to_anthropic,
+    to_gemini,
+    to_openai,
+    to_openai_responses,
+)
+
+USAGE_DIR = Path(__file__).parent / "data" / "usage"
+CONVERTERS = [to_openai, to_openai_responses, to_anthropic, to_gemini]
+
+
+def msg(role: str, *texts: str) -> dict[str, Any]:
+    return {"role": role, "parts": [{"type": "text", "text": t} for t in texts]}
+
+
+def result_of(
+    messages: list[dict[str, Any]], stable_upto: int = -1, breakpoints: list[int] | None = None
+) -> dict[str, Any]:
+    """A compose result with every documented key (values beyond the messages are inert)."""
+    if breakpoints is None:
+        breakpoints = [stable_upto] if stable_upto >= 0 else []
+    chars = sum(len(p["text"]) for m in messages for p in m["parts"])
+    return {
+        "messages": messages,
+        "mode": "assembled",
+        "chars": chars,
+        "size": chars,
+        "reselected": False,
+        "selected": 1,
+        "of_units": 1,
+        "included": [],
+        "stable_upto": stable_upto,
+        "breakpoints": breakpoints,
+        "external": [],
+    }
+
+
+# A five-message conversation with two user messages in a row (a retrieved stretch followed
+# by the query), the case every adapter has to get right.
+CONV = result_of(
+    [
+        msg("user", "[from earlier in the conversation]", "we decided on 55 euro a month"),
+        msg("assistant", "Noted: 55/month, annual at a discount."),
+        msg("user", "and the trial?"),
+        msg("assistant", "14 days."),
+        msg("user", "what did we decide about pricing?"),
+    ],
+    stable_upto=3,
+    breakpoints=[1, 3],
+)
+
+
+# --------------------------------------------------------------------------- strategies
+
+
+@st.composite
+def compose_results(draw: st.DrawFn) -> dict[str, Any]:
+    """Results that keep the contract: first and last message user, no two assistants in a
+    row, breakpoints ascending and ending at stable_upto. Up to 6 breakpoints, beyond the
+    contract's 4, so the adapters' own cap is exercised too."""
+    n = draw(st.integers(1, 9))
+    roles = ["user"]
+    for i in range(1, n):
+        if i == n - 1 or roles[-1] == "assistant":
+            roles.append("user")
+        else:
+            roles.append(draw(st.sampled_from(["user", "assistant"])))
+    text = st.text(max_size=30)
+    messages = [msg(r, *draw(st.lists(text, min_size=1, max_size=3))) for r in roles]
+    stable = draw(st.integers(-1, n - 1))
+    points: list[int] = []
+    if stable >= 0:
+        points = [*sorted(draw(st.sets(st.integers(0, stable), max_size=5)) - {stable}), stable]
+    res = result_of(messages, stable, points)
+    if draw(st.booleans()):
+        del res["breakpoints"]  # hand-built results may carry stable_upto alone
+    return res
+
+
+systems = st.one_of(st.none(), st.text(min_size=1, max_size=20))
+
+
+def flat(result: dict[str, Any]) -> list[str]:
+    return [p["text"] for m in result["messages"] for p in m["parts"]]
+
+
+def expected_points(result: dict[str, Any]) -> list[int]:
+    if result["stable_upto"] < 0:
+        return []
+    return list(result.get("breakpoints", [result["stable_upto"]]))
+
+
+# --------------------------------------------------------------------------- OpenAI Chat
+
+
+def test_openai_string_content_joins_parts_with_a_blank_line() -> None:
+    out = to_openai(CONV, system="You are terse.")
+    assert out == [
+        {"role": "system", "content": "You are terse."},
+        {
+            "role": "user",
+            "content": "[from earlier in the conversation]\n\nwe decided on 55 euro a month",
+        },
+        {"role": "assistant", "content": "Noted: 55/month, annual at a discount."},
+        {"role": "user", "content": "and the trial?"},
+        {"role": "assistant", "content": "14 days."},
+        {"role": "user", "content": "what did we decide about pricing?"},
+    ]
+
+
+def test_openai_parts_mode_keeps_one_part_per_compose_part() -> None:
+    out = to_openai(CONV, parts=True)
+    assert out[0] == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "[from earlier in the conversation]"},
+            {"type": "text", "text": "we decided on 55 euro a month"},
+        ],
+    }
+    assert [m["role"] for m in out] == ["user", "assistant", "user", "assistant", "user"]
+    sys_out = to_openai(CONV, system="S", parts=True)[0]
+    assert sys_out == {"role": "system", "content": [{"type": "text", "text": "S"}]}
+
+
+@given(compose_results(), systems, st.booleans())
+def test_openai_preserves_every_text_and_role(
+    res: dict[str, Any], system: str | None, parts: bool
+) -> None:
+    out = to_openai(res, system=system, parts=parts)
+    if system is not None:
+        head, out = out[0], out[1:]
+        assert head["role"] == "system"
+    assert [m["role"] for m in out] == [m["role"] for m in res["messages"]]
+    assert out[0]["role"] == "user" and out[-1]["role"] == "user"
+    for got, src in zip(out, res["messages"], strict=True):
+        texts = [p["text"] for p in src["parts"]]
+        if parts:
+            assert got["content"] == [{"type": "text", "text": t} for t in texts]
+        else:
+            assert got["content"] == JOIN.join(texts)
+
+
+# --------------------------------------------------------------------------- OpenAI Responses
+
+
+def test_responses_items_use_input_text_for_user_and_output_text_for_assistant() -> None:
+    out = to_openai_responses(CONV, system="You are terse.")
+    assert out["instructions"] == "You are terse."
+    assert out["input"][0] == {
+        "type": "message",
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "[from earlier in the conversation]"},
+            {"type": "input_text", "text": "we decided on 55 euro a month"},
+        ],
+    }
+    assert out["input"][1] == {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Noted: 55/month, annual at a discount."}],
+    }
+    assert "instructions" not in to_openai_responses(CONV)
+
+
+@given(compose_results(), systems)
+def test_responses_preserves_texts_and_roles(res: dict[str, Any], system: str | None) -> None:
+    out = to_openai_responses(res, system=system)
+    assert set(out) == ({"input", "instructions"} if system else {"input"})
+    items = out["input"]
+    assert [i["role"] for i in items] == [m["role"] for m in res["messages"]]
+    assert [c["text"] for i in items for c in i["content"]] == flat(res)
+    for item in items:
+        kind = "input_text" if item["role"] == "user" else "output_text"
+        assert {c["type"] for c in item["content"]} == {kind}
+
+
+# --------------------------------------------------------------------------- Anthropic
+
+
+def marks(req: dict[str, Any]) -> list[int]:
+    """Indices of messages carrying a cache_control marker."""
+    return [
+        i for i, m in enumerate(req["messages"]) if any("cache_control" in b for b in m["content"])
+    ]
+
+
+def test_anthropic_marks_the_last_block_of_each_breakpoint_message() -> None:
+    req = to_anthropic(CONV)
+    assert "system" not in req
+    assert req["messages"][1] == {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "text",
+                "text": "Noted: 55/month, annual at a discount.",
+                "cache_control": {"type": "ephemeral"},
+            }
+        ],
+    }
+    assert marks(req) == [1, 3]
+    first = req["messages"][0]["content"]
+    assert [("cache_control" in b) for b in first] == [False, False]
+
+
+def test_anthropic_multi_part_message_is_marked_on_its_last_block_only() -> None:
+    res = result_of([msg("user", "a", "b", "c"), msg("user", "q")], stable_upto=0)
+    blocks = to_anthropic(res)["messages"][0]["content"]
+    assert [("cache_control" in b) for b in blocks] == [False, False, True]
+
+
+def test_anthropic_system_prompt_is_a_marked_text_block() -> None:
+    req = to_anthropic(CONV, system="You are terse.", ttl="1h")
+    one_hour = {"type": "ephemeral", "ttl": "1h"}
+    assert req["system"] == [{"type": "text", "text": "You are terse.", "cache_control": one_hour}]
+    assert req["messages"][3]["content"][-1]["cache_control"] == one_hour
+
+
+def test_anthropic_five_minute_ttl_is_the_default_marker() -> None:
+    assert to_anthropic(CONV, ttl="5m") == to_anthropic(CONV)
+
+
+def test_anthropic_no_markers_without_cache() -> None:
+    req = to_anthropic(CONV, system="S", cache=False)
+    assert "cache_control" not in json.dumps(req)
+    assert req["system"] == [{"type": "text", "text": "S"}]
+
+
+def test_anthropic_no_message_marker_when_nothing_is_stable() -> None:
+    res = result_of([msg("user", "hi"), msg("assistant", "yo"), msg("user", "q")], -1)
+    assert "cache_control" not in json.dumps(to_anthropic(res))
+    # The system prompt repeats on every call whatever the selection does, so it keeps its own.
+    req = to_anthropic(res, system="S")
+    assert marks(req) == [] and "cache_control" in req["system"][0]
+
+
+def test_anthropic_falls_back_to_stable_upto_without_breakpoints_key() -> None:
+    res = dict(CONV)
+    del res["breakpoints"]
+    assert marks(to_anthropic(res)) == [3]
+
+
+def test_anthropic_caps_breakpoints_at_four_counting_the_system_prompt() -> None:
+    res = result_of([msg(r, str(i)) for i, r in enumerate("uauauauau")], 7, [1, 3, 5, 7])
+    res["messages"] = [
+        msg("user" if m["role"] == "u" else "assistant", m["parts"][0]["text"])
+        for m in res["messages"]
+    ]
+    assert marks(to_anthropic(res)) == [1, 3, 5, 7]
+    # With the system prompt marked, the earliest message breakpoint gives way: the latest
+    # ones cover the longest prefixes.
+    req = to_anthropic(res, system="S")
+    assert marks(req) == [3, 5, 7]
+    assert json.dumps(req).count("cache_control") == MAX_BREAKPOINTS
+
+
+@pytest.mark.parametrize("ttl", ["10m", "1H", 60, ""])
+def test_anthropic_rejects_unknown_ttl(ttl: Any) -> None:
+    with pytest.raises(ValueError, match=r"to_anthropic.*ttl"):
+        to_anthropic(CONV, ttl=ttl)
+
+
+@given(compose_results(), systems, st.booleans(), st.sampled_from([None, "5m", "1h"]))
+def test_anthropic_invariants(
+    res: dict[str, Any], system: str | None, cache: bool, ttl: str | None
+) -> None:
+    req = to_anthropic(res, system=system, cache=cache, ttl=ttl)
+    assert [m["role"] for m in req["messages"]] == [m["role"] for m in res["messages"]]
+    assert req["messages"][0]["role"] == "user"
+    assert [b["text"] for m in req["messages"] for b in m["content"]] == flat(res)
+    n_marks = json.dumps(req).count('"cache_control"')
+    assert n_marks <= MAX_BREAKPOINTS
+    marked = marks(req)
+    points = expected_points(res)
+    assert set(marked) <= set(points)
+    for m in req["messages"]:
+        assert all("cache_control" not in b for b in m["content"][:-1])
+    if not cache:
+        assert n_marks == 0
+    else:
+        # The longest stable prefix is always the one kept.
+        assert (res["stable_upto"] in marked) == (res["stable_upto"] >= 0)
+        assert len(marked) == min(len(points), MAX_BREAKPOINTS - (system is not None))
+        want = {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
+        for i in marked:
+            assert req["messages"][i]["content"][-1]["cache_control"] == want
+
+
+# --------------------------------------------------------------------------- Gemini
+
+
+def test_gemini_merges_consecutive_user_messages_with_the_documented_join() -> None:
+    res = result_of(
+        [
+            msg("user", "[from earlier in the conversation]", "we said 55 euro"),
+            msg("assistant", "Noted."),
+            msg("user", "[from earlier in the conversation]", "trial: 14 days"),
+            msg("user", "what price?"),
+        ],
+        stable_upto=2,
+    )
+    req = to_gemini(res, system="You are terse.")
+    assert req == {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [{"text": "[from earlier in the conversation]\n\nwe said 55 euro"}],
+            },
+            {"role": "model", "parts": [{"text": "Noted."}]},
+            {
+                "role": "user",
+                "parts": [
+                    {"text": "[from earlier in the conversation]\n\ntrial: 14 days\n\nwhat price?"}
+                ],
+            },
+        ],
+        "systemInstruction": {"parts": [{"text": "You are terse."}]},
+    }
+
+
+@given(compose_results(), systems)
+def test_gemini_alternates_and_keeps_every_text(res: dict[str, Any], system: str | None) -> None:
+    req = to_gemini(res, system=system)
+    contents = req["contents"]
+    roles = [c["role"] for c in contents]
+    assert roles[0] == "user" and roles[-1] == "user"
+    assert all(a != b for a, b in itertools.pairwise(roles))
+    assert set(roles) <= {"user", "model"}
+    # Reference: group runs of same-role messages, join all their texts with JOIN.
+    runs = itertools.groupby(res["messages"], key=lambda m: m["role"])
+    want = [JOIN.join(p["text"] for m in run for p in m["parts"]) for _, run in runs]
+    assert [c["parts"] for c in contents] == [[{"text": t}] for t in want]
+    assert ("systemInstruction" in req) == (system is not None)
+
+
+# --------------------------------------------------------------------------- shared behaviour
+
+
+@pytest.mark.parametrize("convert", CONVERTERS)
+def test_converters_do_not_touch_the_result(convert: Any) -> None:
+    res = copy.deepcopy(CONV)
+    out = convert(res, system="S")
+    assert res == CONV
+    # The request holds no reference into the result: editing it leaves the result intact.
+    json_out = json.dumps(out)
+    items = out if isinstance(out, list) else next(iter(out.values()))
+    items.clear()
+    assert res == CONV and json.loads(json_out)
+
+
+BAD_RESULTS: list[tuple[Any, str]] = [
+    ({}, "no 'messages' key"),
+    ({"messages": "hi", "stable_upto": -1}, r"\['messages'\] must be a list"),
+    ({"messages": [], "stable_upto": -1}, "is empty"),
+    ({"messages": ["hi"], "stable_upto": -1}, r"\['messages'\]\[0\] must be a dict"),
+    ({"messages": [{"role": "system", "parts": []}], "stable_upto": -1}, "'user' or 'assistant'"),
+    ({"messages": [{"role": "user", "content": "hi"}], "stable_upto": -1}, r"\['parts'\]"),
+    ({"messages": [{"role": "user", "parts": []}], "stable_upto": -1}, "non-empty list"),
+    ({"messages": [{"role": "user", "parts": [{"text": "x"}]}], "stable_upto": -1}, "'type'"),
+    (
+        {"messages": [{"role": "user", "parts": [{"type": "text", "text": 3}]}], "stable_upto": -1},
+        r"\['text'\] must be a str",
+    ),
+    ({"messages": [msg("assistant", "a"), msg("user", "q")], "stable_upto": -1}, "user message"),
+    ({"messages": [msg("user", "a"), msg("assistant", "b")], "stable_upto": -1}, "user's query"),
+    (
+        {
+            "messages": [
+                msg("user", "a"),
+                msg("assistant", "b"),
+                msg("assistant", "c"),
+                msg("user", "q"),
+            ]
+        },
+        "second assistant message",
+    ),
+]
+
+
+@pytest.mark.parametrize("convert", CONVERTERS)
+@pytest.mark.parametrize(("bad", "why"), BAD_RESULTS)
+def test_malformed_results_raise_value_error_naming_call_and_fix(
+    convert: Any, bad: Any, why: str
+) -> None:
+    with pytest.raises(ValueError, match=why) as info:
+        convert(bad)
+    assert str(info.value).startswith(f"{convert.__name__}(result)")
+    assert "Memory.compose()" in str(info.value)
+
+
+@pytest.mark.parametrize("convert", CONVERTERS)
+@pytest.mark.parametrize("bad", [None, [msg("user", "q")], "text"])
+def test_non_dict_results_raise_type_error(convert: Any, bad: Any) -> None:
+    with pytest.raises(TypeError, match=f"{convert.__name__}.*Memory.compose"):
+        convert(bad)
+
+
+TWO = [msg("user", "a"), msg("assistant", "b"), msg("user", "q")]
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({}, "no 'stable_upto' key"),
+        ({"stable_upto": 3}, r"stable_upto'\] must be an int in \[-1, 2\]"),
+        ({"stable_upto": True}, "stable_upto"),
+        ({"stable_upto": 1, "breakpoints": [0, 0, 1]}, "strictly ascending"),
+        ({"stable_upto": 1, "breakpoints": [0]}, r"must end with stable_upto \(1\)"),
+        ({"stable_upto": -1, "breakpoints": [0]}, "must be empty"),
+        ({"stable_upto": 1, "breakpoints": [5, 1]}, r"ints in \[0, 2\]"),
+        ({"stable_upto": 1, "breakpoints": "1"}, "list of message indices"),
+    ],
+)
+def test_anthropic_rejects_inconsistent_cache_fields(fields: dict[str, Any], why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        to_anthropic({"messages": TWO, **fields})
+
+
+@pytest.mark.parametrize("convert", CONVERTERS)
+@pytest.mark.parametrize("system", ["", 3, ["a"]])
+def test_bad_system_prompt_is_rejected(convert: Any, system: Any) -> None:
+    with pytest.raises(ValueError, match=f"{convert.__name__}.*system must be a non-empty str"):
+        convert(CONV, system=system)
+
+
+def test_anthropic_cache_flag_must_be_bool() -> None:
+    with pytest.raises(TypeError, match="cache must be True or False"):
+        to_anthropic(CONV, cache="yes")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- cache_usage
+
+RECORDED = sorted(USAGE_DIR.glob("*.json"))
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def as_object(value: Any) -> Any:
+    """The payload as an SDK-like object (attribute access only)."""
+    if isinstance(value, dict):
+        return types.SimpleNamespace(**{k: as_object(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [as_object(v) for v in value]
+    return value
+
+
+def usage_block(response: dict[str, Any]) -> Any:
+    for key in ("usage", "usageMetadata", "usage_metadata"):
+        if key in response:
+            return response[key]
+    raise AssertionError("payload has no usage block")
+
+
+def test_every_provider_has_recorded_payloads() -> None:
+    providers = {load(p)["provider"] for p in RECORDED}
+    assert providers == {"openai-chat", "openai-responses", "anthropic", "gemini"}
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.stem)
+def test_cache_usage_reads_recorded_payloads(path: Path) -> None:
+    data = load(path)
+    response, want = data["response"], data["expected"]
+    assert cache_usage(response) == want
+    assert cache_usage(usage_block(response)) == want
+    assert cache_usage(as_object(response)) == want
+    assert cache_usage(as_object(usage_block(response))) == want
+
+
+def test_cache_usage_anthropic_total_is_the_sum_of_its_three_counts() -> None:
+    # 21 uncached after the breakpoint + 188,086 read: the whole prompt is 188,107 tokens.
+    usage = {"input_tokens": 21, "cache_read_input_tokens": 188086, "output_tokens": 393}
+    assert cache_usage(usage) == {"input": 188107, "cached_read": 188086, "cache_write": 0}
+
+
+def test_cache_usage_anthropic_ttl_breakdown_alone_counts_as_writes() -> None:
+    usage = {
+        "input_tokens": 10,
+        "cache_creation": {"ephemeral_5m_input_tokens": 148, "ephemeral_1h_input_tokens": 100},
+    }
+    assert cache_usage(usage) == {"input": 258, "cached_read": 0, "cache_write": 248}
+
+
+def test_cache_usage_sdk_objects_with_none_fields() -> None:
+    # SDK models expose every field as an attribute, None when the API omitted it.
+    anthropic_like = types.SimpleNamespace(
+        input_tokens=50,
+        output_tokens=5,
+        cache_read_input_tokens=None,
+        cache_creation_input_tokens=None,
+        cache_creation=None,
+    )
+    assert cache_usage(anthropic_like) == {"input": 50, "cached_read": 0, "cache_write": 0}
+    chat_like = types.SimpleNamespace(
+        usage=types.SimpleNamespace(prompt_tokens=80, prompt_tokens_details=None)
+    )
+    assert cache_usage(chat_like) == {"input": 80, "cached_read": 0, "cache_write": 0}
+
+
+def test_cache_usage_reads_openai_cache_write_tokens_when_reported() -> None:
+    usage = {
+        "input_tokens": 3000,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 2944},
+    }
+    assert cache_usage(usage) == {"input": 3000, "cached_read": 0, "cache_write": 2944}
+
+
+def test_cache_usage_reads_responses_usage_without_cache_write_field() -> None:
+    # The API reference's example predates cache_write_tokens.
+    usage = {"input_tokens": 36, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 87}
+    assert cache_usage({"usage": usage}) == {"input": 36, "cached_read": 0, "cache_write": 0}
+
+
+def test_cache_usage_accepts_integral_floats() -> None:
+    usage = {"usageMetadata": {"promptTokenCount": 4620.0, "cachedContentTokenCount": 4096.0}}
+    assert cache_usage(usage) == {"input": 4620, "cached_read": 4096, "cache_write": 0}
+
+
+@pytest.mark.parametrize(
+    ("response", "why"),
+    [
+        (None, "got None"),
+        ({}, "no usage found in dict"),
+        ({"usage": {"output_tokens": 3}}, "no usage found"),
+        ({"choices": [], "usage": None}, "no usage found"),
+        (object(), "no usage found in object"),
+        ({"usage": {"prompt_tokens": "2006"}}, "prompt_tokens must be a non-negative int"),
+        ({"usage": {"prompt_tokens": -1}}, "prompt_tokens must be"),
+        (
+            {"usage": {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 1.5}}},
+            "cached_tokens",
+        ),
+        ({"input_tokens": True}, "input_tokens must be"),
+        ({"usageMetadata": {"promptTokenCount": [1]}}, "promptTokenCount must be"),
+    ],
+)
+def test_cache_usage_rejects_what_it_cannot_read(response: Any, why: str) -> None:
+    with pytest.raises(ValueError, match=why) as info:
+        cache_usage(response)
+    assert str(info.value).startswith("cache_usage(response)")
+
+
+# --------------------------------------------------------------------------- chars_per_token
+
+
+def test_chars_per_token_rounds_up() -> None:
+    est = chars_per_token()
+    assert [est(""), est("a"), est("abcd"), est("abcde"), est("x" * 4000)] == [0, 1, 1, 2, 1000]
+    assert chars_per_token(3)("abcdefg") == 3
+    assert chars_per_token(2.5)("abcde") == 2
+
+
+@pytest.mark.parametrize("n", [0, -4, float("nan"), float("inf"), "4", True])
+def test_chars_per_token_rejects_bad_ratio(n: Any) -> None:
+    with pytest.raises(ValueError, match=r"chars_per_token\(n\)"):
+        chars_per_token(n)
+
+
+def test_chars_per_token_measure_rejects_non_text() -> None:
+    with pytest.raises(TypeError, match="expected a str"):
+        chars_per_token()(42)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- SDK request types
+
+
+def conforms(value: Any, tp: Any) -> bool:
+    """Does ``value`` fit the SDK type ``tp`` exactly (no unknown keys, required keys present)?
+
+    pydantic ignores unknown TypedDict keys and validates ``Iterable`` fields lazily, so it
+    would pass a misspelt field; this walk is strict instead.
+    """
+    import typing_extensions
+
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any or tp is object:
+        return True
+    if tp is type(None):
+        return value is None
+    if origin in (typing.Union, types.UnionType):
+        return any(conforms(value, a) for a in args)
+    if origin in (typing.Literal, typing_extensions.Literal):
+        return value in args
+    if origin in (typing_extensions.Required, typing_extensions.NotRequired, typing.Annotated):
+        return conforms(value, args[0])
+    if typing_extensions.is_typeddict(tp):
+        if not isinstance(value, dict):
+            return False
+        hints = typing.get_type_hints(tp)
+        if set(value) - set(hints) or set(tp.__required_keys__) - set(value):
+            return False
+        return all(conforms(v, hints[k]) for k, v in value.items())
+    if origin in (dict, collections.abc.Mapping):
+        return isinstance(value, dict) and all(
+            conforms(k, args[0]) and conforms(v, args[1]) for k, v in value.items()
+        )
+    if origin in (list, collections.abc.Iterable, collections.abc.Sequence) or (
+        origin is not None and getattr(origin, "__name__", "") == "SequenceNotStr"
+    ):
+        return isinstance(value, list) and all(conforms(v, args[0]) for v in value)
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(tp, type):
+        return isinstance(value, tp)
+    raise AssertionError(f"conforms: unhandled type {tp!r}")
+
+
+def test_conforms_catches_a_misspelt_field() -> None:
+    pytest.importorskip("anthropic")
+    from anthropic.types import TextBlockParam
+
+    assert conforms({"type": "text", "text": "x"}, TextBlockParam)
+    assert not conforms({"type": "text", "txt": "x"}, TextBlockParam)
+    assert not conforms({"type": "text", "text": "x", "cache": {}}, TextBlockParam)
+    bad_ttl = {"type": "text", "text": "x", "cache_control": {"type": "ephemeral", "ttl": "2h"}}
+    assert not conforms(bad_ttl, TextBlockParam)
+
+
+SDK_CASES = [CONV, result_of([msg("user", "only the query")])]
+
+
+@pytest.mark.parametrize("res", SDK_CASES)
+def test_openai_chat_request_fits_sdk_types(res: dict[str, Any]) -> None:
+    pytest.importorskip("openai")
+    from openai.types.chat import ChatCompletionMessageParam
+
+    for system in (None, "S"):
+        for parts in (False, True):
+            for message in to_openai(res, system=system, parts=parts):
+                assert conforms(message, ChatCompletionMessageParam), message
+
+
+@pytest.mark.parametrize("res", SDK_CASES)
+def test_openai_responses_request_fits_sdk_types(res: dict[str, Any]) -> None:
+    pytest.importorskip("openai")
+    from openai.types.responses import ResponseInputItemParam, ResponseOutputMessageParam
+    from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+
+    req = to_openai_responses(res, system="S")
+    users = [i for i in req["input"] if i["role"] == "user"]
+    assert conforms({"model": "gpt-4.1", **req, "input": users}, ResponseCreateParamsNonStreaming)
+    for item in users:
+        assert conforms(item, ResponseInputItemParam)
+    for item in req["input"]:
+        if item["role"] == "assistant":
+            # The SDK types assistant history as the output message it once was, with the
+            # id, status and annotations the API filled in. The API accepts history without
+            # them; adding them here checks every other field against the SDK.
+            filled = {
+                **item,
+                "id": "msg_1",
+                "status": "completed",
+                "content": [{**c, "annotations": []} for c in item["content"]],
+            }
+            assert conforms(filled, ResponseOutputMessageParam), item
+
+
+@pytest.mark.parametrize("res", SDK_CASES)
+def test_anthropic_request_fits_sdk_types(res: dict[str, Any]) -> None:
+    pytest.importorskip("anthropic")
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+
+    for system in (None, "S"):
+        for ttl in (None, "1h"):
+            req = to_anthropic(res, system=system, ttl=ttl)
+            body = {"model": "claude-haiku-4-5", "max_tokens": 64, **req}
+            assert conforms(body, MessageCreateParamsNonStreaming), body
+
+
+@pytest.mark.parametrize("res", SDK_CASES)
+def test_gemini_request_fits_sdk_types(res: dict[str, Any]) -> None:
+    pytest.importorskip("google.genai")
+    from google.genai import types as gt
+
+    req = to_gemini(res, system="S")
+    # The SDK's models forbid unknown fields and accept the REST camelCase names.
+    for content in req["contents"]:
+        gt.Content.model_validate(content)
+    gt.Content.model_validate(req["systemInstruction"])
+    config = gt.GenerateContentConfig.model_validate(
+        {"systemInstruction": req["systemInstruction"]}
+    )
+    assert isinstance(config.system_instruction, gt.Content)
+    with pytest.raises(ValueError):
+        gt.Content.model_validate({"role": "user", "parts": [{"txt": "x"}]})
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.stem)
+def test_recorded_payloads_parse_as_sdk_responses(path: Path) -> None:
+    """The recorded payloads are real response shapes: the SDK parses them, and cache_usage
+    reads the parsed SDK object the same as the JSON."""
+    data = load(path)
+    provider = data["provider"]
+    if provider == "openai-chat":
+        pytest.importorskip("openai")
+        from openai.types.chat import ChatCompletion
+
+        parsed: Any = ChatCompletion.model_validate(data["response"])
+    elif provider == "openai-responses":
+        pytest.importorskip("openai")
+        from openai.types.responses import Response
+
+        parsed = Response.model_validate(data["response"])
+    elif provider == "anthropic":
+        pytest.importorskip("anthropic")
+        from anthropic.types import Message
+
+        parsed = Message.model_validate(data["response"])
+    else:
+        pytest.importorskip("google.genai")
+        from google.genai import types as gt
+
+        parsed = gt.GenerateContentResponse.model_validate(data["response"])
+    assert cache_usage(parsed) == data["expected"]
+
+
+# keep hypothesis runs small: the machine is shared (2 cores)
+settings.register_profile("providers", max_examples=150, deadline=None)
+settings.load_profile("providers")
