@@ -757,3 +757,104 @@ def test_recorded_payloads_parse_as_sdk_responses(path: Path) -> None:
 
         parsed = gt.GenerateContentResponse.model_validate(data["response"])
     assert cache_usage(parsed) == data["expected"]
+
+
+# --------------------------------------------------------------------------- with a real Memory
+
+TOPICS = ["pricing", "the hiking trip", "the garden", "a new laptop", "the wedding"]
+
+
+def long_memory(**kwargs: Any) -> Any:
+    from yait_byheart import Memory
+
+    mem = Memory(**kwargs)
+    for i in range(30):
+        topic = TOPICS[i % len(TOPICS)]
+        mem.append(
+            "user",
+            f"Turn {i}: about {topic}, I think we should settle on option {i} by Friday.",
+            when="8 May, 2023",
+        )
+        mem.append("assistant", f"Reply {i}: noted for {topic}; option {i} it is.")
+    return mem
+
+
+QUERIES = [
+    "what did we decide about pricing?",
+    "and about the garden?",
+    "the garden again: which option?",
+    "and the wedding?",
+]
+
+
+def test_real_compose_results_convert_for_every_provider() -> None:
+    mem = long_memory(budget=1500, chunk=300)
+    for query in QUERIES:
+        res = mem.compose(query)
+        assert res["mode"] == "assembled"
+        texts = flat(res)
+        assert to_openai(res)[-1] == {"role": "user", "content": query}
+        responses = to_openai_responses(res, system="S")["input"]
+        assert [c["text"] for item in responses for c in item["content"]] == texts
+        anthropic = to_anthropic(res, system="S")
+        assert marks(anthropic)[-1] == res["stable_upto"]
+        assert json.dumps(anthropic).count("cache_control") <= MAX_BREAKPOINTS
+        gemini = to_gemini(res)["contents"]
+        roles = [c["role"] for c in gemini]
+        assert roles[0] == roles[-1] == "user"
+        assert all(a != b for a, b in itertools.pairwise(roles))
+        assert JOIN.join(p["text"] for c in gemini for p in c["parts"]) == JOIN.join(texts)
+        mem.append("user", query)
+        mem.append("assistant", f"About that: {query}")
+
+
+def test_converted_prefix_repeats_verbatim_when_the_selection_holds() -> None:
+    """The point of stable_upto: the converted request keeps the prefix byte-identical on the
+    next call, so the provider's cache can hit (OpenAI and Gemini match prefixes; Anthropic
+    reads what the marker wrote)."""
+    mem = long_memory(budget=1500, chunk=300)
+    prev: dict[str, Any] | None = None
+    held = 0
+    for query in QUERIES:
+        res = mem.compose(query)
+        if prev is not None and not res["reselected"] and prev["stable_upto"] >= 0:
+            held += 1
+            cut = prev["stable_upto"] + 1
+            assert to_openai(res)[:cut] == to_openai(prev)[:cut]
+            assert (
+                to_openai_responses(res)["input"][:cut] == to_openai_responses(prev)["input"][:cut]
+            )
+            new = to_anthropic(res, cache=False)["messages"][:cut]
+            assert new == to_anthropic(prev, cache=False)["messages"][:cut]
+            # Anthropic: the previous call's prefix end is still marked, so its entry is read.
+            assert prev["stable_upto"] in marks(to_anthropic(res))
+        prev = res
+        mem.append("user", query)
+        mem.append("assistant", f"About that: {query}")
+    assert held >= 2  # the scenario really exercised the sticky path
+
+
+def test_memory_accepts_chars_per_token_as_measure() -> None:
+    est = chars_per_token()
+    mem = long_memory(budget=400, chunk=80, measure=est)
+    res = mem.compose("pricing option?")
+    assert res["mode"] == "assembled"
+    # size is in the measure's unit: about a quarter of the characters, never more than them.
+    assert res["size"] < res["chars"]
+    assert res["size"] >= res["chars"] / 4 - len(res["messages"])
+    to_anthropic(res)
+
+
+def test_short_conversation_passthrough_converts() -> None:
+    from yait_byheart import Memory
+
+    mem = Memory()
+    mem.append("assistant", "Hi! How can I help?")  # a greeting before the user spoke
+    mem.append("user", "we decided on 55 euro a month")
+    mem.append("assistant", "Noted.")
+    res = mem.compose("what price?")
+    assert res["mode"] == "passthrough"
+    out = to_openai(res)
+    assert out[0]["role"] == "user" and out[-1] == {"role": "user", "content": "what price?"}
+    assert "55 euro" in json.dumps(to_gemini(res))
+    assert marks(to_anthropic(res)) == expected_points(res)[-MAX_BREAKPOINTS:]
