@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import collections.abc
 import copy
+import http.server
 import itertools
 import json
+import os
+import subprocess
+import sys
+import threading
 import types
 import typing
 from pathlib import Path
@@ -858,3 +863,122 @@ def test_short_conversation_passthrough_converts() -> None:
     assert out[0]["role"] == "user" and out[-1] == {"role": "user", "content": "what price?"}
     assert "55 euro" in json.dumps(to_gemini(res))
     assert marks(to_anthropic(res)) == expected_points(res)[-MAX_BREAKPOINTS:]
+
+
+# --------------------------------------------------------------------------- examples
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = {
+    # script: (key variable, base-URL variable, recorded reply, header carrying the key)
+    "openai_chat": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "openai_chat_cached", "Authorization"),
+    "openai_responses": (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "openai_responses_cached",
+        "Authorization",
+    ),
+    "anthropic_messages": (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "anthropic_read",
+        "x-api-key",
+    ),
+    "gemini": ("GEMINI_API_KEY", "GEMINI_BASE_URL", "gemini_rest", "x-goog-api-key"),
+}
+
+ENDPOINTS = {
+    "openai_chat": "/chat/completions",
+    "openai_responses": "/responses",
+    "anthropic_messages": "/v1/messages",
+    "gemini": "/v1beta/models/gemini-2.5-flash:generateContent",
+}
+
+
+def run_example(name: str, **env: str) -> subprocess.CompletedProcess[str]:
+    # No real key, model or endpoint from the caller's environment leaks into the run.
+    ours = ("OPENAI_", "ANTHROPIC_", "GEMINI_")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
+    clean["PYTHONPATH"] = os.pathsep.join([str(REPO), clean.get("PYTHONPATH", "")])
+    clean["NO_PROXY"] = clean["no_proxy"] = "127.0.0.1,localhost"
+    return subprocess.run(
+        [sys.executable, str(REPO / "examples" / f"{name}.py")],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_example_without_key_prints_the_request(name: str) -> None:
+    done = run_example(name)
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    question = "What monthly price did we settle on for the Pro plan?"
+    if name == "openai_chat":
+        assert body["messages"][0]["role"] == "system"
+        assert body["messages"][-1] == {"role": "user", "content": question}
+    elif name == "openai_responses":
+        assert body["input"][-1]["content"] == [{"type": "input_text", "text": question}]
+        assert body["instructions"]
+    elif name == "anthropic_messages":
+        assert "cache_control" in body["system"][0]
+        assert 1 <= json.dumps(body).count("cache_control") <= MAX_BREAKPOINTS
+        assert body["messages"][-1]["content"][-1]["text"] == question
+    else:
+        roles = [c["role"] for c in body["contents"]]
+        assert all(a != b for a, b in itertools.pairwise(roles))
+        assert body["contents"][-1]["parts"][0]["text"].endswith(question)
+
+
+class FakeProvider(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with one recorded response and keeps what it was sent."""
+
+    reply: typing.ClassVar[bytes] = b"{}"
+    seen: typing.ClassVar[list[tuple[str, dict[str, str], Any]]] = []
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length))
+        self.seen.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.reply)))
+        self.end_headers()
+        self.wfile.write(self.reply)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_example_with_key_runs_three_turns_and_reports_cache_usage(name: str) -> None:
+    key_var, url_var, recorded, header = EXAMPLES[name]
+    payload = load(USAGE_DIR / f"{recorded}.json")
+
+    class Handler(FakeProvider):
+        reply: typing.ClassVar[bytes] = json.dumps(payload["response"]).encode()
+        seen: typing.ClassVar[list[tuple[str, dict[str, str], Any]]] = []
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        done = run_example(name, **{key_var: "test-key", url_var: base})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert done.returncode == 0, done.stderr
+    turns = [line for line in done.stdout.splitlines() if line.startswith("turn ")]
+    assert len(turns) == 3 == len(Handler.seen)
+    for line in turns:
+        assert line.endswith("cache_usage=" + json.dumps(payload["expected"]))
+    assert {path for path, _, _ in Handler.seen} == {ENDPOINTS[name]}
+    _, headers, body = Handler.seen[-1]
+    assert "test-key" in headers[header.lower()]
+    # The third request carries the two earlier questions and the replies the fake gave.
+    sent = json.dumps(body)
+    assert "And how long is the free trial?" in sent
+    assert "which day is the launch" in sent
