@@ -1,0 +1,203 @@
+"""Invariants of resolve_time, checked with hypothesis."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yait_byheart import _time_re as R
+from yait_byheart._time import (
+    _annotations,
+    _ascii_lower,
+    _may_contain_phrase,
+    format_day,
+    resolve_time,
+)
+
+# Under load on a shared 2-core machine a single example can take long; the
+# properties are about results, not speed (speed lives in eval/fuzz_time.py).
+settings.register_profile("time", deadline=None, max_examples=150)
+settings.load_profile("time")
+
+ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=()), max_size=300)
+ANCHORS = st.dates()  # the whole calendar, 1..9999: edges must not raise
+MIDDLE_ANCHORS = st.dates(min_value=date(1900, 1, 1), max_value=date(2200, 12, 31))
+
+WEEKDAY_NAMES = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+# Words that make up the phrases, with the words that guard them, so random
+# soups of them hit matches, near-misses and guards alike.
+FRAGMENTS = [
+    "last", "this", "next", "past", "coming", "the", "a", "an", "my", "in", "of",
+    "ago", "from", "now", "today", "tonight", "yesterday", "tomorrow", "day",
+    "days", "week", "weeks", "weekend", "weekends", "week-end", "month", "months",
+    "year", "years", "night", "morning", "evening", "before", "after", "few",
+    "couple", "two", "twelve", "3", "1,5", "or", "and", "more", "than", "time",
+    "it's", "built", "I'll", "Fri", "Tues", "Sat", "sun", "Saturday", "Friday",
+    "Night", "Live", "'s", "\u2019s", "[", "]", "[20 May 2023]", "-", "Chicago",
+]  # fmt: skip
+SEPARATORS = [" ", " ", " ", "  ", "\t", "\u00a0", "\n", ", ", ". ", ""]
+SOUP = st.lists(
+    st.one_of(
+        st.sampled_from(FRAGMENTS),
+        st.sampled_from(SEPARATORS),
+        st.text(alphabet=st.characters(blacklist_categories=()), max_size=3),
+    ),
+    max_size=40,
+).map("".join)
+# ASCII soup for the case test, without the abbreviations whose capital
+# letter is meaningful ("Sat" is a day, "sat" a verb).
+CASE_FRAGMENTS = [f for f in FRAGMENTS if f.isascii() and f.lower() not in R.AMBIGUOUS_WEEKDAYS]
+CASE_SOUP = st.lists(
+    st.one_of(st.sampled_from(CASE_FRAGMENTS), st.sampled_from([" ", "  ", ", ", "\n"])),
+    max_size=30,
+).map("".join)
+
+NOTE = re.compile(r" \[[^\[\]\n]+\]")
+
+
+def _splice(text: str, inserts: list[tuple[int, str]]) -> str:
+    out, done = [], 0
+    for pos, note in inserts:
+        out += [text[done:pos], note]
+        done = pos
+    return "".join([*out, text[done:]])
+
+
+@given(ANY_TEXT | SOUP, ANCHORS)
+def test_only_inserts_annotations_and_never_raises(text: str, anchor: date) -> None:
+    inserts = _annotations(text, anchor)
+    out = resolve_time(text, anchor)
+    positions = [p for p, _ in inserts]
+    assert positions == sorted(set(positions))
+    assert all(0 < p <= len(text) for p in positions)
+    assert all(NOTE.fullmatch(note) for _, note in inserts)
+    assert out == _splice(text, inserts)
+    # Removing every inserted annotation restores the input exactly.
+    removed, done = [], 0
+    cursor = 0
+    for pos, note in inserts:
+        start = pos + cursor
+        removed.append(out[done:start])
+        assert out[start : start + len(note)] == note
+        done = start + len(note)
+        cursor += len(note)
+    assert "".join([*removed, out[done:]]) == text
+
+
+@given(SOUP.filter(lambda t: "[" not in t and "]" not in t), MIDDLE_ANCHORS)
+def test_stripping_bracketed_notes_restores_input(text: str, anchor: date) -> None:
+    # Public-API view of the same invariant: the input had no brackets, so
+    # every " [...]" in the output was inserted.
+    assert NOTE.sub("", resolve_time(text, anchor)) == text
+
+
+@given(SOUP, MIDDLE_ANCHORS)
+def test_idempotent(text: str, anchor: date) -> None:
+    once = resolve_time(text, anchor)
+    assert resolve_time(once, anchor) == once
+
+
+@given(ANY_TEXT | SOUP)
+def test_precheck_is_a_necessary_condition(text: str) -> None:
+    lowered = _ascii_lower(text)
+    if R.PHRASE.search(lowered) is not None:
+        assert _may_contain_phrase(lowered)
+
+
+@given(CASE_SOUP, MIDDLE_ANCHORS)
+def test_case_does_not_matter(text: str, anchor: date) -> None:
+    assert _annotations(text.upper(), anchor) == _annotations(text.lower(), anchor)
+
+
+@given(st.text(max_size=50), ANCHORS)
+def test_unreadable_or_missing_anchor_leaves_text_alone(text: str, anchor: date) -> None:
+    assert resolve_time(text, None) == text
+    assert resolve_time(text, "") == text
+    assert resolve_time(text, "not a date") == text
+
+
+# --- arithmetic, read back from the annotation ---------------------------------
+
+_MONTHS = {name: i for i, name in enumerate(R.MONTH_NAMES, start=1)}
+_DAY = re.compile(r"\[(\d+) (\w+) (\d+)\]$")
+_SPAN = re.compile(r"\[(\d+)(?: (\w+)(?: (\d+))?)?-(\d+) (\w+) (\d+)\]$")
+
+
+def _day(out: str) -> date:
+    m = _DAY.search(out)
+    assert m is not None, out
+    return date(int(m[3]), _MONTHS[m[2]], int(m[1]))
+
+
+def _span(out: str) -> tuple[date, date]:
+    m = _SPAN.search(out)
+    assert m is not None, out
+    last = date(int(m[6]), _MONTHS[m[5]], int(m[4]))
+    first_month = _MONTHS[m[2]] if m[2] else last.month
+    first_year = int(m[3]) if m[3] else last.year
+    return date(first_year, first_month, int(m[1])), last
+
+
+@given(MIDDLE_ANCHORS, st.integers(0, 6))
+def test_last_weekday_is_the_latest_one_strictly_before(anchor: date, wd: int) -> None:
+    got = _day(resolve_time(f"last {WEEKDAY_NAMES[wd]}", anchor))
+    assert got.weekday() == wd
+    assert timedelta(days=1) <= anchor - got <= timedelta(days=7)
+    assert got == _day(resolve_time(f"this past {WEEKDAY_NAMES[wd]}", anchor))
+
+
+@given(MIDDLE_ANCHORS, st.integers(0, 6))
+def test_next_weekday_is_the_first_one_strictly_after(anchor: date, wd: int) -> None:
+    got = _day(resolve_time(f"next {WEEKDAY_NAMES[wd]}", anchor))
+    assert got.weekday() == wd
+    assert timedelta(days=1) <= got - anchor <= timedelta(days=7)
+
+
+@given(MIDDLE_ANCHORS, st.integers(0, 400))
+def test_days_ago_and_from_now(anchor: date, n: int) -> None:
+    assert _day(resolve_time(f"{n} days ago", anchor)) == anchor - timedelta(days=n)
+    assert _day(resolve_time(f"{n} days from now", anchor)) == anchor + timedelta(days=n)
+
+
+@given(MIDDLE_ANCHORS, st.integers(1, 20))
+def test_weeks_ago_is_the_monday_to_sunday_week_holding_that_day(anchor: date, n: int) -> None:
+    first, last = _span(resolve_time(f"{n} weeks ago", anchor))
+    assert first.weekday() == 0 and last - first == timedelta(days=6)
+    assert first <= anchor - timedelta(weeks=n) <= last
+    sat, sun = _span(resolve_time(f"{n} weekends ago", anchor))
+    assert (sat, sun) == (first + timedelta(days=5), last)
+
+
+@given(MIDDLE_ANCHORS)
+def test_last_week_ends_the_sunday_before_this_week(anchor: date) -> None:
+    first, last = _span(resolve_time("last week", anchor))
+    this_monday = anchor - timedelta(days=anchor.weekday())
+    assert (first, last) == (this_monday - timedelta(days=7), this_monday - timedelta(days=1))
+    assert _span(resolve_time("last weekend", anchor)) == (last - timedelta(days=1), last)
+    assert _span(resolve_time("1 week ago", anchor)) == (first, last)
+
+
+@given(MIDDLE_ANCHORS)
+def test_month_and_year_neighbours(anchor: date) -> None:
+    prev_month = (anchor.replace(day=1) - timedelta(days=1)).replace(day=1)
+    next_month = (anchor.replace(day=28) + timedelta(days=4)).replace(day=1)
+    assert resolve_time("last month", anchor).endswith(
+        f"[{R.MONTH_NAMES[prev_month.month - 1]} {prev_month.year}]"
+    )
+    assert resolve_time("next month", anchor).endswith(
+        f"[{R.MONTH_NAMES[next_month.month - 1]} {next_month.year}]"
+    )
+    assert resolve_time("last year", anchor) == f"last year [{anchor.year - 1}]"
+
+
+@given(MIDDLE_ANCHORS)
+def test_yesterday_today_tomorrow(anchor: date) -> None:
+    out = resolve_time("yesterday, today, tomorrow", anchor)
+    one = timedelta(days=1)
+    assert out == (
+        f"yesterday [{format_day(anchor - one)}], today [{format_day(anchor)}], "
+        f"tomorrow [{format_day(anchor + one)}]"
+    )
