@@ -85,8 +85,12 @@ CONV = result_of(
 # --------------------------------------------------------------------------- strategies
 
 
+ANY_TEXT = st.text(max_size=30)
+WORDS = st.text(max_size=30).filter(lambda t: t.strip() != "")  # what Anthropic accepts
+
+
 @st.composite
-def compose_results(draw: st.DrawFn) -> dict[str, Any]:
+def compose_results(draw: st.DrawFn, text: st.SearchStrategy[str] = ANY_TEXT) -> dict[str, Any]:
     """Results that keep the contract: first and last message user, no two assistants in a
     row, breakpoints ascending and ending at stable_upto. Up to 6 breakpoints, beyond the
     contract's 4, so the adapters' own cap is exercised too."""
@@ -97,7 +101,6 @@ def compose_results(draw: st.DrawFn) -> dict[str, Any]:
             roles.append("user")
         else:
             roles.append(draw(st.sampled_from(["user", "assistant"])))
-    text = st.text(max_size=30)
     messages = [msg(r, *draw(st.lists(text, min_size=1, max_size=3))) for r in roles]
     stable = draw(st.integers(-1, n - 1))
     points: list[int] = []
@@ -294,7 +297,7 @@ def test_anthropic_rejects_unknown_ttl(ttl: Any) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(compose_results(), systems, st.booleans(), st.sampled_from([None, "5m", "1h"]))
+@given(compose_results(WORDS), systems, st.booleans(), st.sampled_from([None, "5m", "1h"]))
 def test_anthropic_invariants(
     res: dict[str, Any], system: str | None, cache: bool, ttl: str | None
 ) -> None:
@@ -353,7 +356,7 @@ def test_gemini_merges_consecutive_user_messages_with_the_documented_join() -> N
 
 
 @settings(max_examples=150, deadline=None)
-@given(compose_results(), systems)
+@given(compose_results(st.text(min_size=1, max_size=30)), systems)
 def test_gemini_alternates_and_keeps_every_text(res: dict[str, Any], system: str | None) -> None:
     req = to_gemini(res, system=system)
     contents = req["contents"]
@@ -462,10 +465,27 @@ def test_anthropic_rejects_inconsistent_cache_fields(fields: dict[str, Any], why
 
 
 @pytest.mark.parametrize("convert", CONVERTERS)
-@pytest.mark.parametrize("system", ["", 3, ["a"]])
+@pytest.mark.parametrize("system", ["", " \n", 3, ["a"]])
 def test_bad_system_prompt_is_rejected(convert: Any, system: Any) -> None:
     with pytest.raises(ValueError, match=f"{convert.__name__}.*system must be a non-empty str"):
         convert(CONV, system=system)
+
+
+@pytest.mark.parametrize("blank", ["", "  ", "\n\t"])
+def test_anthropic_rejects_blank_text_naming_the_message(blank: str) -> None:
+    res = result_of([msg("user", "hi"), msg("assistant", "yo", blank), msg("user", "q")], 1)
+    with pytest.raises(ValueError, match=r"to_anthropic.*\['messages'\]\[1\]\['parts'\]\[1\]"):
+        to_anthropic(res)
+    assert to_openai(res)[1]["content"] == "yo\n\n" + blank  # OpenAI takes it as it is
+
+
+def test_gemini_rejects_only_a_content_that_would_be_empty() -> None:
+    # An empty message merged with a neighbour leaves the words, joined as documented.
+    res = result_of([msg("user", ""), msg("user", "q")])
+    assert to_gemini(res)["contents"] == [{"role": "user", "parts": [{"text": "\n\nq"}]}]
+    empty = result_of([msg("user", "hi"), msg("assistant", ""), msg("user", "q")])
+    with pytest.raises(ValueError, match=r"to_gemini.*content 1 would be empty"):
+        to_gemini(empty)
 
 
 def test_anthropic_cache_flag_must_be_bool() -> None:
@@ -848,6 +868,14 @@ def test_memory_accepts_chars_per_token_as_measure() -> None:
     assert res["size"] < res["chars"]
     assert res["size"] >= res["chars"] / 4 - len(res["messages"])
     to_anthropic(res)
+
+
+def test_empty_query_is_refused_where_the_provider_would_refuse_it() -> None:
+    mem = long_memory(budget=1500, chunk=300)
+    res = mem.compose("")
+    assert to_openai(res)[-1] == {"role": "user", "content": ""}
+    with pytest.raises(ValueError, match="empty query"):
+        to_anthropic(res)
 
 
 def test_short_conversation_passthrough_converts() -> None:

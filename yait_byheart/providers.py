@@ -144,9 +144,21 @@ def _breakpoints(result: Mapping[str, object], call: str, n: int) -> list[int]:
 def _system(system: object, call: str) -> str | None:
     if system is None:
         return None
-    if not isinstance(system, str) or not system:
+    if not isinstance(system, str) or not system.strip():
         raise ValueError(f"{call}: system must be a non-empty str or None, got {system!r}")
     return system
+
+
+def _no_blank(msgs: list[tuple[str, list[str]]], call: str, provider: str) -> None:
+    """Reject empty and whitespace-only texts, naming the first (the API would answer 400)."""
+    for i, (_, texts) in enumerate(msgs):
+        for j, text in enumerate(texts):
+            if not text.strip():
+                raise ValueError(
+                    f"{call}: result['messages'][{i}]['parts'][{j}]['text'] is empty or only "
+                    f"whitespace, which {provider} rejects; do not compose an empty query or "
+                    "append empty turns (redact one already stored)"
+                )
 
 
 # --------------------------------------------------------------------------- requests
@@ -257,6 +269,7 @@ def to_anthropic(
     if not isinstance(cache, bool):
         raise TypeError(f"{call}: cache must be True or False, got {cache!r}")
     msgs = _messages(result, call)
+    _no_blank(msgs, call, "Anthropic")
     points = _breakpoints(result, call, len(msgs))
     sys = _system(system, call)
 
@@ -311,6 +324,13 @@ def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[s
             contents[-1]["parts"][0]["text"] += JOIN + text
         else:
             contents.append({"role": g_role, "parts": [{"text": text}]})
+    for k, content in enumerate(contents):
+        if not content["parts"][0]["text"]:
+            # Gemini answers HTTP 400 to an empty text part.
+            raise ValueError(
+                f"{call}: content {k} would be empty (its messages hold only empty text), "
+                "which Gemini rejects; do not compose an empty query or append empty turns"
+            )
     out: dict[str, Any] = {"contents": contents}
     if sys is not None:
         out["systemInstruction"] = {"parts": [{"text": sys}]}
