@@ -60,7 +60,7 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 # Not "her"/"that", which are just as often objects ("I saw her last week").
 _DETERMINERS = frozenset(
     {"the", "a", "an", "my", "your", "his", "its", "our", "their", "this", "these",
-     "those", "every", "each", "any", "some", "whose", "same", "one's", "one\u2019s"}
+     "those", "every", "each", "any", "some", "whose", "same", "one's"}
 )  # fmt: skip
 # "a better tomorrow", "there's no tomorrow": tomorrow as the future in general.
 _FIGURATIVE_TOMORROW = frozenset({"better", "brighter", "bright", "new", "no", "every"})
@@ -233,24 +233,22 @@ def parse_when(when: str | date | datetime | None) -> date | None:
 # --- resolve_time -------------------------------------------------------------
 
 
-def _prev_word(lowered: str, start: int) -> str:
-    m = R.PREV_WORD.search(lowered, max(0, start - 40), start)
-    return m[1] if m is not None else ""
+def _prev_words(lowered: str, start: int) -> tuple[str, str]:
+    """The word before ``start`` and the word before that ("" when there is none)."""
+    m = R.PREV_WORDS_REV.match(lowered[max(0, start - 40) : start][::-1])
+    if m is None:
+        return "", ""
+    return m[1][::-1].replace("\u2019", "'"), (m[2] or "")[::-1].replace("\u2019", "'")
 
 
 def _is_qualified(lowered: str, start: int) -> bool:
     """True for "more than 3 days ago", "two or three days ago", "2 - 3 days ago"."""
-    if R.PREV_DASH.search(lowered, max(0, start - 8), start) is not None:
+    if R.PREV_DASH_REV.match(lowered[max(0, start - 8) : start][::-1]) is not None:
         return True
-    if _prev_word(lowered, start) in _BOUND_WORDS:
+    word, before = _prev_words(lowered, start)
+    if word in _BOUND_WORDS or (before, word) in _BOUND_PAIRS:
         return True
-    m = R.PREV_TWO_WORDS.search(lowered, max(0, start - 40), start)
-    if m is None:
-        return False
-    first, second = m[1], m[2]
-    if (first, second) in _BOUND_PAIRS:
-        return True
-    return second in _RANGE_WORDS and (first.isdigit() or first in R.NUMBER_WORDS)
+    return word in _RANGE_WORDS and (before.isdigit() or before in R.NUMBER_WORDS)
 
 
 def _future_clause(lowered: str, start: int) -> bool:
@@ -309,8 +307,7 @@ def _annotation(m: re.Match[str], text: str, lowered: str, anchor: date) -> str 
     if R.NEXT_OF.match(lowered, core_end) is not None:
         return None  # "last week of June", "last Friday of the month"
     if not lowered.startswith("the", start):
-        prev = _prev_word(lowered, start)
-        if prev.replace("\u2019", "'") in _DETERMINERS:
+        if _prev_words(lowered, start)[0] in _DETERMINERS:
             return None
 
     if m["before_last"] is not None:
@@ -320,7 +317,7 @@ def _annotation(m: re.Match[str], text: str, lowered: str, anchor: date) -> str 
         return _shifted(unit, -2, anchor)
     if m["dayword"] is not None:
         word = m["dayword"]
-        if word == "tomorrow" and _prev_word(lowered, start) in _FIGURATIVE_TOMORROW:
+        if word == "tomorrow" and _prev_words(lowered, start)[0] in _FIGURATIVE_TOMORROW:
             return None
         if "before" in word:
             return format_day(anchor - 2 * _ONE_DAY)

@@ -147,13 +147,13 @@ UNIT_AFTER_SPACE: tuple[str, ...] = tuple(
     space + unit for space in " \t\u00a0" for unit in ("day", "week", "month", "year")
 )
 
-#: The last word before a position, searched in a short window ending there
-#: (``$`` on a window of at most 40 characters: bounded work).
-PREV_WORD = re.compile(r"([\w'\u2019]+)[^\w\[\]]{0,4}$")
-#: Two words before a position ("more than", "at least").
-PREV_TWO_WORDS = re.compile(r"(\w+)[^\w\[\]]{1,4}(\w+)[^\w\[\]]{0,4}$")
-#: The character before the phrase, skipping spaces: "2 - 3 days ago".
-PREV_DASH = re.compile(r"[-\u2013\u2014][ \t\u00a0]{0,3}$")
+#: The two words before a phrase ("more than"), matched anchored on the
+#: reversed 40 characters before it, so the cost is the length of the words
+#: read, not of the window. A bracket stops it: words inside an earlier
+#: annotation are never read as context.
+PREV_WORDS_REV = re.compile(r"[^\w\[\]]{0,4}([\w'\u2019]+)(?:[^\w\[\]]{1,4}([\w'\u2019]+))?")
+#: A dash right before the phrase, reversed: "2 - 3 days ago" is a range.
+PREV_DASH_REV = re.compile(r"[ \t\u00a0]{0,3}[-\u2013\u2014]")
 #: What follows a phrase: an existing annotation, "of", "night live", "or two".
 NEXT_BRACKET = re.compile(r"[ \t\u00a0]{0,3}\[")
 NEXT_OF = re.compile(rf"{_S}of(?!\w)")
