@@ -112,7 +112,7 @@ def compose_results(draw: st.DrawFn, text: st.SearchStrategy[str] = ANY_TEXT) ->
     return res
 
 
-systems = st.one_of(st.none(), st.text(min_size=1, max_size=20))
+systems = st.one_of(st.none(), st.text(max_size=20).filter(lambda t: t.strip() != ""))
 
 
 def flat(result: dict[str, Any]) -> list[str]:
