@@ -1,0 +1,1 @@
+"""Benchmarks for yait_byheart. Run ``python -m eval locomo --help`` from the repository root."""

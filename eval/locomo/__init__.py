@@ -1,0 +1,1 @@
+"""LoCoMo harness: byheart against baselines; offline, live replay, outside knowledge, answers."""

@@ -1,0 +1,117 @@
+"""Live replay: what a provider prompt cache would bill for a conversation composed turn by turn.
+
+Each user turn is a model call: ``compose(turn text)``, then the turn is appended; replies are
+appended without a call. A call's cacheable prefix is ``messages[0..stable_upto]``. It is a hit
+when the previous call's prefix was non-empty and this prefix equals or extends it (the same
+messages, in order, verbatim). Billing, relative to sending the same characters uncached:
+1.25x for prefix characters written to the cache (the part beyond the previous prefix on a hit,
+the whole prefix on a miss), 0.10x for prefix characters read from it, 1.0x after the prefix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from eval.locomo.data import Conversation
+from eval.locomo.systems import Byheart, message_text
+
+WRITE, READ, PLAIN = 1.25, 0.10, 1.0
+
+Prefix = tuple[tuple[str, str], ...]  # (role, text) of each prefix message
+
+
+def prefix_of(result: dict[str, Any]) -> Prefix:
+    upto = int(result["stable_upto"])
+    return tuple((str(m["role"]), message_text(m)) for m in result["messages"][: upto + 1])
+
+
+def _chars(prefix: Prefix) -> int:
+    return sum(len(text) for _, text in prefix)
+
+
+@dataclass
+class Ledger:
+    """Accumulates cache accounting over calls; ``reset()`` between conversations."""
+
+    calls: int = 0
+    hits: int = 0
+    rebuilds: int = 0
+    misses_off_rebuild: int = 0  # misses on calls that did not rebuild: should be 0 when sticky
+    chars: int = 0
+    max_chars: int = 0
+    billed: float = 0.0
+    _previous: Prefix | None = field(default=None, repr=False)
+
+    def reset(self) -> None:
+        self._previous = None
+
+    def merge(self, other: Ledger) -> None:
+        """Add another conversation's totals (prefixes never carry across conversations)."""
+        self.calls += other.calls
+        self.hits += other.hits
+        self.rebuilds += other.rebuilds
+        self.misses_off_rebuild += other.misses_off_rebuild
+        self.chars += other.chars
+        self.max_chars = max(self.max_chars, other.max_chars)
+        self.billed += other.billed
+
+    def add(self, result: dict[str, Any]) -> bool:
+        """Account for one compose result; returns whether it was a cache hit."""
+        prefix = prefix_of(result)
+        total = sum(len(message_text(m)) for m in result["messages"])
+        prefix_chars = _chars(prefix)
+        after = total - prefix_chars
+        prev = self._previous
+        hit = bool(prev) and bool(prefix) and prefix[: len(prev or ())] == prev
+        if hit:
+            reused = _chars(prev or ())
+            cost = WRITE * (prefix_chars - reused) + READ * reused + PLAIN * after
+        else:
+            cost = WRITE * prefix_chars + PLAIN * after
+        self.calls += 1
+        self.hits += hit
+        reselected = bool(result.get("reselected"))
+        self.rebuilds += reselected
+        if not hit and not reselected and prev:  # a warm prefix lost without a rebuild
+            self.misses_off_rebuild += 1
+        self.chars += total
+        self.max_chars = max(self.max_chars, total)
+        self.billed += cost
+        self._previous = prefix
+        return hit
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "hits": self.hits,
+            "hit_rate": self.hits / self.calls if self.calls else None,
+            "billed_ratio": self.billed / self.chars if self.chars else None,
+            "mean_chars": self.chars / self.calls if self.calls else None,
+            "max_chars": self.max_chars,
+            "rebuilds": self.rebuilds,
+            "misses_off_rebuild": self.misses_off_rebuild,
+        }
+
+
+def replay(conv: Conversation, budget: int, regime: str) -> tuple[Ledger, Ledger]:
+    """Replay one conversation as a chat; ledgers of (assembled calls, all calls)."""
+    assembled, every = Ledger(), Ledger()
+    system = Byheart(budget=budget, regime=regime)
+    system.build(())
+    for turn in conv.turns:
+        if turn.role == "user":
+            result = system.memory.compose(turn.text)
+            every.add(result)
+            if result["mode"] == "assembled":
+                assembled.add(result)
+        system.append(turn)
+    return assembled, every
+
+
+def records(budget: int, regime: str, assembled: Ledger, every: Ledger) -> list[dict[str, Any]]:
+    base = {"system": "byheart", "regime": regime, "budget": budget}
+    return [
+        {**base, "calls_counted": "assembled", **assembled.summary()},
+        {**base, "calls_counted": "all", **every.summary()},
+    ]
