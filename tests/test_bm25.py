@@ -141,3 +141,25 @@ def test_bad_input_is_named() -> None:
         BM25().fit(["ok", 3])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="BM25.scores"):
         BM25().fit(["a"]).rank(None)  # type: ignore[arg-type]
+
+
+@given(
+    st.lists(st.lists(words, min_size=1, max_size=12), min_size=1, max_size=30),
+    st.lists(words, min_size=1, max_size=6),
+    st.integers(min_value=1, max_value=10),
+)
+def test_maxscore_top_k_equals_exhaustive_scoring(
+    docs: list[list[str]], query: list[str], k: int
+) -> None:
+    """Pruned scoring gives the exact scores of the k best; nobody else scores higher."""
+    index = Index()
+    for i, d in enumerate(docs):
+        index.add(i, tokenize(" ".join(d)))
+    exact, _ = index.scores(tokenize(" ".join(query)))
+    pruned = index.top(tokenize(" ".join(query)), k)
+    best = sorted(pruned, key=lambda d: -pruned[d])[:k]
+    for doc in best:
+        assert pruned[doc] == pytest.approx(exact[doc])
+    kth = min((pruned[d] for d in best), default=0.0)
+    for doc, score in exact.items():
+        assert doc in best or score <= kth + 1e-9

@@ -28,7 +28,7 @@ STOP_WORDS = frozenset(
     theirs them themselves then there these they this those through to too under until up
     very was we were what when where which while who whom why will with would you your
     yours yourself yourselves s t d ll m re ve don didn doesn isn wasn im
-    """.split()  # noqa: SIM905 (a word list reads better as prose)
+    """.split()
 )
 
 _stem_cache: dict[str, str] = {}

@@ -11,6 +11,7 @@ so a term in more than half the documents still counts a little instead of subtr
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -48,12 +49,15 @@ class Index:
     query's terms.
     """
 
-    __slots__ = ("_lengths", "_postings", "_total_len")
+    __slots__ = ("_lengths", "_max_tf", "_postings", "_total_len")
 
     def __init__(self) -> None:
         self._postings: dict[str, dict[int, int]] = {}
         self._lengths: dict[int, int] = {}
         self._total_len = 0
+        # Largest tf seen per term: an upper bound for pruning (never lowered on removal,
+        # which keeps it a bound).
+        self._max_tf: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -70,12 +74,15 @@ class Index:
         self._lengths[doc_id] = length
         self._total_len += length
         postings = self._postings
+        max_tf = self._max_tf
         for term, tf in counts.items():
             entry = postings.get(term)
             if entry is None:
                 postings[term] = {doc_id: tf}
             else:
                 entry[doc_id] = tf
+            if tf > max_tf.get(term, 0):
+                max_tf[term] = tf
 
     def remove(self, doc_id: int, tokens: Iterable[str]) -> None:
         """Forget a document; `tokens` must be the tokens it was added with."""
@@ -122,6 +129,55 @@ class Index:
                     if tf:
                         extra_scores[i] += weight * term_weight(tf, extra_lens[i], avg_len)
         return result, extra_scores
+
+    def top(self, query_terms: Iterable[str], k: int) -> dict[int, float]:
+        """Scores in which the `k` best documents are exact; any others are lower bounds.
+
+        MaxScore (H. Turtle and J. Flood, "Query evaluation: strategies and optimizations",
+        Information Processing & Management 31(6), 1995): terms are visited rarest first; once
+        the terms left could add too little, together, to lift a document outside the current
+        k-th score into the top k, the remaining (common, long-postings) terms only update the
+        documents still in reach. A term's most is its idf times the tf weight of its largest
+        tf in the shortest document.
+        """
+        postings = self._postings
+        n_docs = len(self._lengths)
+        terms = sorted(
+            (t for t in set(query_terms) if t in postings), key=lambda t: len(postings[t])
+        )
+        if not terms or n_docs == 0:
+            return {}
+        avg_len = self._total_len / n_docs
+        lengths = self._lengths
+        # norm(doc) = a + c * len(doc), the denominator's length part of the tf weight.
+        a, c = K1 * (1.0 - B), K1 * B / avg_len
+        k1_plus = K1 + 1.0
+        weights = [idf(len(postings[t]), n_docs) * k1_plus for t in terms]
+        shortest = a + c * min(lengths.values())
+        left_bound = [0.0] * (len(terms) + 1)  # the most terms i.. can still add
+        for i in range(len(terms) - 1, -1, -1):
+            tf = self._max_tf[terms[i]]
+            left_bound[i] = left_bound[i + 1] + weights[i] * tf / (tf + shortest)
+        scores: dict[int, float] = {}
+        get = scores.get
+        for i, term in enumerate(terms):
+            if len(scores) >= k:
+                kth = heapq.nlargest(k, scores.values())[-1]
+                if kth > left_bound[i]:
+                    # No unseen document can reach the top k: finish only those that might.
+                    reach = [d for d, s in scores.items() if s + left_bound[i] >= kth]
+                    for j in range(i, len(terms)):
+                        entry, weight = postings[terms[j]], weights[j]
+                        for doc_id in reach:
+                            found = entry.get(doc_id)
+                            if found:
+                                norm = a + c * lengths[doc_id]
+                                scores[doc_id] += weight * found / (found + norm)
+                    return scores
+            weight = weights[i]
+            for doc_id, tf in postings[term].items():
+                scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + a + c * lengths[doc_id])
+        return scores
 
 
 class BM25:

@@ -13,11 +13,12 @@ we decided on 55 euro a month
 
 from __future__ import annotations
 
+import heapq
 import math
 import threading
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Protocol
@@ -471,33 +472,34 @@ class Memory:
     def _select(self, query: str, room: int) -> tuple[list[int], int]:
         """Rule 2: whole closed stretches, best first, while they fit in `room`.
 
-        Returns the chosen stretches and how many of them were chosen for relevance (the rest
-        only top up the room with recent talk).
+        Returns the chosen stretches, relevant ones first, and how many were chosen for
+        relevance (the rest only top up the room with recent talk).
         """
-        n_units = len(self._unit_starts)
-        ranked, n_relevant = self._ranked(query, n_units)
         chosen: list[int] = []
         relevant = 0
+        best: int | None = None
         left = room
-        for rank, uid in enumerate(ranked):
+        for uid, is_relevant in self._ranked(query):
             size = self._unit_sizes[uid]
-            if 0 < size <= left:
+            if size == 0:
+                continue
+            if best is None and is_relevant:
+                best = uid
+            if size <= left:
                 chosen.append(uid)
                 left -= size
-                relevant += rank < n_relevant
+                relevant += is_relevant
                 if left <= 0:
                     break
-        if not relevant:
-            # If no relevant stretch fits, the best goes anyway, in place of the top-up.
-            best = next((u for u in ranked[:n_relevant] if self._unit_sizes[u] > 0), None)
-            if best is not None:
-                return [best], 1
+        if not relevant and best is not None:
+            return [best], 1  # if no relevant stretch fits, the best goes anyway
         return chosen, relevant
 
-    def _ranked(self, query: str, n_units: int) -> tuple[list[int], int]:
-        """Stretches best first, and how many lead the list on relevance."""
+    def _ranked(self, query: str) -> Iterator[tuple[int, bool]]:
+        """Stretches best first, each with whether relevance (not recency) put it there."""
+        n_units = len(self._unit_starts)
         if n_units == 0:
-            return [], 0
+            return
         if self.retriever is not None:
             if self._retriever_fitted != n_units:
                 docs = [
@@ -506,21 +508,29 @@ class Memory:
                 ]
                 self.retriever.fit(docs)
                 self._retriever_fitted = n_units
-            ranked = [u for u in self.retriever.rank(query) if 0 <= u < n_units]
-            return ranked, len(ranked)
-        scores, _ = self._index.scores(tokenize(query))
-        ranked = sorted(scores, key=lambda u: (-scores[u], -u))
-        n_relevant = len(ranked)
+            for uid in self.retriever.rank(query):
+                if 0 <= uid < n_units:
+                    yield uid, True
+            return
+        # Exact scores for more stretches than can fit (budget / stretch size), so that
+        # skipping a few that do not fit still leaves the next best exact.
+        k = 8 + 3 * self.budget // (2 * self._unit_limit)
+        scores = self._index.top(tokenize(query), k)
+        order = scores.__getitem__
+        best = heapq.nlargest(k, scores, key=lambda u: (order(u), u))
+        yield from ((u, True) for u in best)
+        if len(best) < len(scores):  # rarely reached: the best k usually fill the room
+            rest = set(scores).difference(best)
+            yield from ((u, True) for u in sorted(rest, key=lambda u: (-order(u), -u)))
         # Zero-score stretches, newest first, top up what relevance left: a full budget of
         # recent talk beats an empty one. They compete only for room nothing relevant wanted.
         scanned = 0
         for uid in range(n_units - 1, -1, -1):
             if uid not in scores:
-                ranked.append(uid)
+                yield uid, False
                 scanned += 1
                 if scanned >= RECENCY_FILL_SCAN:
-                    break
-        return ranked, n_relevant
+                    return
 
     def _rebuild_everything(self) -> _Context:
         ctx = _Context(start=0, upto=0)
