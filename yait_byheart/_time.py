@@ -162,7 +162,6 @@ def _valid_time(hour: str | None, minute: str | None, ampm: str | None) -> bool:
     return h <= 23
 
 
-@functools.lru_cache(maxsize=256)  # one conversation repeats a session's `when` per turn
 def _parse_when_str(when: str) -> date | None:
     s = R.SPACES.sub(" ", when.strip()).lower()
     if not s or len(s) > R.WHEN_MAX:
@@ -196,6 +195,12 @@ def _parse_when_str(when: str) -> date | None:
     return day
 
 
+# One conversation repeats a session's `when` on every turn; the cache keys
+# are short strings only, so a huge `when` cannot pin megabytes in memory.
+_parse_when_cached = functools.lru_cache(maxsize=256)(_parse_when_str)
+_CACHE_KEY_MAX = 256
+
+
 def parse_when(when: str | date | datetime | None) -> date | None:
     """The anchor date of a turn, or None when there is none or it cannot be read.
 
@@ -222,6 +227,8 @@ def parse_when(when: str | date | datetime | None) -> date | None:
     if when is None:
         return None
     if isinstance(when, str):
+        if len(when) <= _CACHE_KEY_MAX:
+            return _parse_when_cached(when)
         return _parse_when_str(when)
     if isinstance(when, datetime):  # before date: a datetime is a date
         return when.date()
@@ -306,9 +313,8 @@ def _annotation(m: re.Match[str], text: str, lowered: str, anchor: date) -> str 
     core_end = m.start("poss") if m["poss"] is not None else m.end()
     if R.NEXT_OF.match(lowered, core_end) is not None:
         return None  # "last week of June", "last Friday of the month"
-    if not lowered.startswith("the", start):
-        if _prev_words(lowered, start)[0] in _DETERMINERS:
-            return None
+    if _prev_words(lowered, start)[0] in _DETERMINERS:
+        return None  # "the last week", "my last year", "every last", "the next day"
 
     if m["before_last"] is not None:
         unit = m["bl_unit"]

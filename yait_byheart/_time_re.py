@@ -106,12 +106,12 @@ _UNIT = r"(?:days?|week-?ends?|weeks?|months?|years?)"
 #: ``_time`` then applies the guards that need context (the word before, the
 #: words after) and may reject the candidate.
 PHRASE = re.compile(
-    # Not inside a word, not after a hyphen ("2-3 days ago" is a range), not
-    # the tail of "1,000" or "1.5".
-    # The look-ahead on the possible first letters is redundant but cheap: it
-    # fails on most characters before the two look-behinds run (11 -> 7
-    # microseconds per 100 characters).
-    r"(?=[0-9acdefilnosty])(?<![\w-])(?<![0-9][.,])"
+    # Not inside a word, a URL or an address ("x.com/today", "www.today.com"),
+    # not after a hyphen ("2-3 days ago" is a range), not the tail of "1,000"
+    # or "1.5"; "...yesterday" is fine. The look-ahead on the possible first
+    # letters is redundant but cheap: it fails on most characters before the
+    # look-behinds run (11 -> 7 microseconds per 100 characters).
+    r"(?=[0-9acdefilnosty])(?<![\w/@-])(?<!\w\.)(?<![0-9],)"
     r"(?:"
     rf"(?P<before_last>the{_S}(?P<bl_unit>day|week-?end|week|month|year){_S}before{_S}last)"
     rf"|(?P<dayword>(?:the{_S})?day{_S}before{_S}yesterday|(?:the{_S})?day{_S}after{_S}tomorrow"
@@ -128,8 +128,9 @@ PHRASE = re.compile(
     r")"
     # A possessive belongs to the phrase: "last year's [2022] trip".
     r"(?P<poss>(?:'|\u2019)s)?"
-    # Not followed by more word ("last weekends", "this week-long").
-    r"(?!\w|-\w)"
+    # Not followed by more word ("last weekends", "this week-long") or by the
+    # rest of a URL, path or address ("today/page", "today.com", "today@x").
+    r"(?!\w|[-./@]\w)"
 )
 
 #: Cheap pre-check, a necessary condition for any PHRASE match (a test keeps
