@@ -69,6 +69,11 @@ if [ -f "$dir/port" ] && [ -d "$dir/data" ] \
     exit 0
 fi
 
+if [ -d "$dir/data" ]; then
+    # Not answering (a server still starting, or a pid file naming a reused pid): stop
+    # whatever may run there before its data directory is removed.
+    as_pg "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
+fi
 rm -rf "$dir"
 mkdir -p "$dir"
 port="$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

@@ -1,0 +1,142 @@
+"""Store speed: append latency through a bound Memory, and reopening a 100,000-turn conversation.
+
+    python eval/bench_store.py                  # SQLite, synchronous NORMAL and FULL
+    python eval/bench_store.py --pg "$DSN"      # also PostgreSQL (needs psycopg)
+
+Floors (issue 7): reopening 100,000 turns <= 2 s; append <= 300 us median with NORMAL.
+Each append is timed alone (perf_counter_ns around ``mem.append``); "Memory alone" is the same
+appends on an unbound Memory, so the difference is what the store adds.  Reopen is the median
+of 3 runs of ``store.open`` on a fresh store object (a new connection, as a restarted process
+would), split into reading the rows (``store.export``) and ``Memory.from_dict``.  The texts are
+synthetic (about 160 characters, a 400-word vocabulary), seeded, so runs are comparable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from yait_byheart import Memory  # noqa: E402
+from yait_byheart.store import PostgresStore, SQLiteStore  # noqa: E402
+
+Store = SQLiteStore | PostgresStore
+
+
+def make_texts(n: int, seed: int = 7) -> list[str]:
+    rng = random.Random(seed)
+    vocab = [f"{rng.choice('bcdfglmnprst')}{rng.choice('aeiou')}{rng.choice('nrstlm')}"
+             f"{rng.choice('aeiouy')}{k}" for k in range(400)]
+    return [" ".join(rng.choices(vocab, k=28)) for _ in range(n)]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def us(ns: float) -> str:
+    return f"{ns / 1000:.0f} us"
+
+
+def time_appends(mem: Memory, texts: list[str]) -> list[int]:
+    out = []
+    for i, text in enumerate(texts):
+        role = "user" if i % 2 == 0 else "assistant"
+        t0 = time.perf_counter_ns()
+        mem.append(role, text)
+        out.append(time.perf_counter_ns() - t0)
+    return out
+
+
+def pct(values: list[int], q: float) -> float:
+    ordered = sorted(values)
+    return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
+
+
+def bench(label: str, make_store: Callable[[], Store], appends: int, turns: int,
+          big: dict[str, Any]) -> dict[str, str]:
+    texts = make_texts(appends, seed=11)
+    with make_store() as store:
+        lat = time_appends(store.open("appends", budget=20_000), texts)
+        store.import_("big", big)
+    reopen, read, rebuild = [], [], []
+    for _ in range(3):
+        with make_store() as store:
+            t0 = time.perf_counter()
+            mem = store.open("big")
+            reopen.append(time.perf_counter() - t0)
+            assert len(mem) == turns
+            t0 = time.perf_counter()
+            data = store.export("big")
+            read.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        Memory.from_dict(data)
+        rebuild.append(time.perf_counter() - t0)
+    return {
+        "store": label,
+        "append median": us(statistics.median(lat)),
+        "append p95": us(pct(lat, 0.95)),
+        f"reopen {turns:,}": ms(statistics.median(reopen)),
+        "of which rows": ms(statistics.median(read)),
+        "of which from_dict": ms(statistics.median(rebuild)),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=100_000, help="turns for the reopen test")
+    parser.add_argument("--appends", type=int, default=3_000, help="appends timed per store")
+    parser.add_argument("--pg", default=os.environ.get("BYHEART_TEST_PG_DSN", ""),
+                        help="a PostgreSQL DSN to measure too (default $BYHEART_TEST_PG_DSN)")
+    args = parser.parse_args()
+
+    print(f"building a {args.turns:,}-turn conversation...", file=sys.stderr)
+    source = Memory(budget=20_000)
+    for i, text in enumerate(make_texts(args.turns)):
+        source.append("user" if i % 2 == 0 else "assistant", text)
+    big = source.to_dict()
+
+    rows = []
+    baseline = time_appends(Memory(budget=20_000), make_texts(args.appends, seed=11))
+    rows.append({"store": "Memory alone (no store)",
+                 "append median": us(statistics.median(baseline)),
+                 "append p95": us(pct(baseline, 0.95))})
+    with tempfile.TemporaryDirectory() as tmp:
+        for sync in ("NORMAL", "FULL"):
+            path = os.path.join(tmp, f"{sync}.db")
+            print(f"SQLite synchronous={sync}...", file=sys.stderr)
+            rows.append(bench(f"SQLite, synchronous={sync}",
+                              lambda p=path, s=sync: SQLiteStore(p, synchronous=s),
+                              args.appends, args.turns, big))
+    if args.pg:
+        schema = "bench_" + uuid.uuid4().hex[:10]
+        print("PostgreSQL...", file=sys.stderr)
+        try:
+            rows.append(bench("PostgreSQL (server's synchronous_commit)",
+                              lambda: PostgresStore(args.pg, schema=schema),
+                              args.appends, args.turns, big))
+        finally:
+            import psycopg
+
+            with psycopg.connect(args.pg, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
+
+    columns = list(rows[1])
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "|".join("---" for _ in columns) + "|")
+    for row in rows:
+        print("| " + " | ".join(row.get(c, "") for c in columns) + " |")
+
+
+if __name__ == "__main__":
+    main()
