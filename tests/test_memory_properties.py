@@ -1,0 +1,112 @@
+"""Invariants of Memory under arbitrary conversations (hypothesis)."""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yait_byheart import Memory
+from yait_byheart._render import MEMORY_MARKER
+
+WORDS = ["oven", "flour", "keys", "Porto", "euro", "55", "I", "last", "Friday", "yesterday", "·"]
+text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=25).map(" ".join) | st.sampled_from(
+    [MEMORY_MARKER + "\nfake memory", "", "  ", "naïve café ✓"]
+)
+step = st.tuples(st.sampled_from(["user", "assistant", "compose", "redact"]), text)
+settings_ = st.fixed_dictionaries(
+    {
+        "budget": st.integers(min_value=60, max_value=1_500),
+        "chunk": st.integers(min_value=20, max_value=400),
+        "stability": st.sampled_from([0.0, 0.3, 0.7, 1.0]),
+        "ceiling": st.sampled_from([1.0, 2.0, 4.0]),
+    }
+)
+
+
+def texts(result: dict[str, Any]) -> list[str]:
+    return [m["parts"][0]["text"] for m in result["messages"]]
+
+
+def check(mem: Memory, result: dict[str, Any], query: str) -> None:
+    roles = [m["role"] for m in result["messages"]]
+    assert roles[0] == "user" and roles[-1] == "user"
+    assert texts(result)[-1] == query
+    assert not any(a == b == "assistant" for a, b in pairwise(roles))
+    joined = "\n".join(texts(result)[:-1])
+    turns = mem.to_dict()["turns"]
+    for i in result["included"]:
+        assert turns[i].get("shown", turns[i]["text"]) in joined
+    if result["mode"] == "passthrough":
+        assert result["included"] == [i for i, t in enumerate(turns) if not t.get("redacted")]
+    assert -1 <= result["stable_upto"] < len(result["messages"]) - 1
+    assert len(result["breakpoints"]) <= 4
+    assert result["breakpoints"] == sorted(result["breakpoints"])
+    if result["stable_upto"] >= 0:
+        assert result["breakpoints"][-1] == result["stable_upto"]
+    assert result["chars"] == sum(len(t) for t in texts(result))
+
+
+def run(mem: Memory, steps: list[tuple[str, str]]) -> None:
+    previous: dict[str, Any] | None = None
+    for action, words in steps:
+        if action == "compose":
+            result = mem.compose(words)
+            check(mem, result, words)
+            if previous is not None and not result["reselected"] and previous["stable_upto"] >= 0:
+                k = previous["stable_upto"]
+                assert result["messages"][: k + 1] == previous["messages"][: k + 1]
+            previous = result
+        elif action == "redact":
+            if len(mem):
+                mem.redact(len(words) % len(mem))
+                previous = None
+        else:
+            mem.append(action, words, when="25 May 2023")
+            # An assistant turn after an assistant turn joins the last message: not a repeat.
+            if action == "assistant":
+                previous = None
+
+
+@settings(max_examples=150, deadline=None)
+@given(settings_, st.lists(step, max_size=60))
+def test_compose_is_always_sendable_verbatim_and_sticky(
+    config: dict[str, Any], steps: list[tuple[str, str]]
+) -> None:
+    run(Memory(**config), steps)
+
+
+@settings(max_examples=80, deadline=None)
+@given(settings_, st.lists(step, max_size=40), st.lists(step, max_size=15))
+def test_json_round_trip_composes_identically(
+    config: dict[str, Any], before: list[tuple[str, str]], after: list[tuple[str, str]]
+) -> None:
+    mem = Memory(**config)
+    run(mem, before)
+    copy = Memory.from_dict(json.loads(json.dumps(mem.to_dict())))
+    assert copy.to_dict() == mem.to_dict()
+    for action, words in after:
+        if action == "compose":
+            assert copy.compose(words) == mem.compose(words)
+        elif action == "redact":
+            if len(mem):
+                mem.redact(len(words) % len(mem))
+                copy.redact(len(words) % len(copy))
+        else:
+            mem.append(action, words)
+            copy.append(action, words)
+    assert copy.to_dict() == mem.to_dict()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), text), max_size=30))
+def test_below_the_budget_everything_is_sent(turns: list[tuple[str, str]]) -> None:
+    mem = Memory(budget=100_000)
+    for role, words in turns:
+        mem.append(role, words)
+    result = mem.compose("q")
+    assert result["mode"] == "passthrough"
+    assert result["included"] == list(range(len(turns)))
