@@ -27,8 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yait_byheart import Memory  # noqa: E402
-from yait_byheart.store import PostgresStore, SQLiteStore  # noqa: E402
+from yait_byheart import Memory
+from yait_byheart.store import PostgresStore, SQLiteStore
 
 Store = SQLiteStore | PostgresStore
 
@@ -92,6 +92,10 @@ def bench(label: str, make_store: Callable[[], Store], appends: int, turns: int,
     }
 
 
+def sqlite_factory(path: str, synchronous: str) -> Callable[[], Store]:
+    return lambda: SQLiteStore(path, synchronous=synchronous)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=100_000, help="turns for the reopen test")
@@ -115,8 +119,7 @@ def main() -> None:
         for sync in ("NORMAL", "FULL"):
             path = os.path.join(tmp, f"{sync}.db")
             print(f"SQLite synchronous={sync}...", file=sys.stderr)
-            rows.append(bench(f"SQLite, synchronous={sync}",
-                              lambda p=path, s=sync: SQLiteStore(p, synchronous=s),
+            rows.append(bench(f"SQLite, synchronous={sync}", sqlite_factory(path, sync),
                               args.appends, args.turns, big))
     if args.pg:
         schema = "bench_" + uuid.uuid4().hex[:10]
@@ -129,7 +132,7 @@ def main() -> None:
             import psycopg
 
             with psycopg.connect(args.pg, autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
+                conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
     columns = list(rows[1])
     print("| " + " | ".join(columns) + " |")

@@ -1,7 +1,7 @@
 """One suite for both stores: SQLite always, PostgreSQL when BYHEART_TEST_PG_DSN reaches a server.
 
 `.ci/postgres.sh` starts a server and sets BYHEART_TEST_PG_DSN (and BYHEART_TEST_PG_REQUIRED=1,
-which turns "no server" into a failure instead of a skip).
+which turns "no server" into a failure instead of a skip; CI=true does the same).
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ sys.path.insert(0, str(HERE))
 from store_child import turn_text  # noqa: E402
 
 PG_DSN = os.environ.get("BYHEART_TEST_PG_DSN", "")
-PG_REQUIRED = os.environ.get("BYHEART_TEST_PG_REQUIRED") == "1"
+# CI must test PostgreSQL (issue 7): there, a missing server is a failure, not a skip.
+PG_REQUIRED = (os.environ.get("BYHEART_TEST_PG_REQUIRED") == "1"
+               or os.environ.get("CI", "").lower() == "true")
 
 Store = SQLiteStore | PostgresStore
 
@@ -96,7 +98,7 @@ class Backend:
             import psycopg
 
             with psycopg.connect(self.location, autocommit=True) as conn:
-                conn.execute(statement.replace("{s}", self.schema), params)  # type: ignore[arg-type]
+                conn.execute(statement.replace("{s}", self.schema), params)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -107,14 +109,15 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     reason = pg_unavailable()
     if reason:
         if PG_REQUIRED:
-            pytest.fail(f"BYHEART_TEST_PG_REQUIRED=1 but {reason}")
+            pytest.fail(f"PostgreSQL is required here (CI or BYHEART_TEST_PG_REQUIRED=1) but "
+                        f"{reason}")
         pytest.skip(reason)
     schema = "t_" + uuid.uuid4().hex[:12]
     yield Backend("postgres", PG_DSN, schema)
     import psycopg
 
     with psycopg.connect(PG_DSN, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")  # type: ignore[arg-type]
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def texts(mem: Memory) -> list[str]:
