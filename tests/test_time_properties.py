@@ -39,8 +39,27 @@ FRAGMENTS = [
     "Night", "Live", "'s", "\u2019s", "[", "]", "[20 May 2023]", "-", "Chicago",
 ]  # fmt: skip
 SEPARATORS = [" ", " ", " ", "  ", "\t", "\u00a0", "\n", ", ", ". ", ""]
+# Phrase-shaped chunks (head, unit, tail) so that whole phrases, not just
+# their words, turn up often: "this evening", "a few weeks ago", "in 3 days time".
+HEADS = [
+    "last", "this", "next", "this past", "this coming", "the", "in", "a", "a few",
+    "a couple of", "two", "3", "the day", "the week", "yesterday", "tomorrow", "today",
+]  # fmt: skip
+UNITS = [
+    "week", "weekend", "month", "year", "day", "days", "weeks", "Friday", "Fri", "Sat",
+    "sat", "Sun", "morning", "evening", "afternoon", "night", "before", "after",
+]  # fmt: skip
+TAILS = ["ago", "from now", "last", "yesterday", "tomorrow", "time", "of", "or two", "'s", ""]
+CHUNK = st.tuples(
+    st.sampled_from(HEADS),
+    st.sampled_from([" ", "  ", "\t", "\u00a0"]),
+    st.sampled_from(UNITS),
+    st.sampled_from([" ", "", "\u00a0"]),
+    st.sampled_from(TAILS),
+).map("".join)
 SOUP = st.lists(
     st.one_of(
+        CHUNK,
         st.sampled_from(FRAGMENTS),
         st.sampled_from(SEPARATORS),
         st.text(alphabet=st.characters(blacklist_categories=()), max_size=3),
@@ -102,9 +121,28 @@ def test_idempotent(text: str, anchor: date) -> None:
 
 @given(ANY_TEXT | SOUP)
 def test_precheck_is_a_necessary_condition(text: str) -> None:
-    lowered = _ascii_lower(text)
-    if R.PHRASE.search(lowered) is not None:
-        assert _may_contain_phrase(lowered)
+    # Checked on each matched phrase alone (substring tests are monotone, so
+    # this implies the whole text passes): on whole soups another keyword
+    # nearly always hides a missing one.
+    for m in R.PHRASE.finditer(_ascii_lower(text)):
+        assert _may_contain_phrase(m[0]), m[0]
+
+
+def test_precheck_and_idempotence_on_every_head_unit_tail_phrase() -> None:
+    # Exhaustive over the phrase grid (17 x 18 x 10), so no combination is
+    # left to chance: e.g. "this evening", which only "evening" lets through.
+    anchor = date(2023, 5, 25)
+    matched = 0
+    for head in HEADS:
+        for unit in UNITS:
+            for tail in TAILS:
+                text = f"{head} {unit} {tail}".strip()
+                for m in R.PHRASE.finditer(_ascii_lower(text)):
+                    matched += 1
+                    assert _may_contain_phrase(m[0]), m[0]
+                once = resolve_time(text, anchor)
+                assert resolve_time(once, anchor) == once
+    assert matched > 1000
 
 
 @given(CASE_SOUP, MIDDLE_ANCHORS)
