@@ -39,6 +39,7 @@ def test_billing_hits_and_rebuilds_by_hand() -> None:
     assert s["hit_rate"] == pytest.approx(0.4)
     # billed 9.5 + 5.35 + 2.9 + 4.75 + 5 = 27.5 over 8 + 10 + 11 + 4 + 5 = 38 chars
     assert s["billed_ratio"] == pytest.approx(27.5 / 38)
+    assert s["billed_per_call"] == pytest.approx(27.5 / 5)
     assert s["mean_chars"] == pytest.approx(7.6)
     assert s["max_chars"] == 11
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from eval.__main__ import main
 from eval.locomo import answer
 from eval.locomo.data import load
 from eval.locomo.llm import ChatClient, LLMError
@@ -57,7 +58,9 @@ class FakeAPI:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        ).start()
 
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
@@ -205,3 +208,25 @@ def test_parse_verdict_variants() -> None:
     assert answer.parse_verdict("The answer is CORRECT.") == "CORRECT"
     assert answer.parse_verdict('```json\n{"reason": "x", "label": "CORRECT"}\n```') == "CORRECT"
     assert answer.parse_verdict("unsure") is None
+
+
+def test_cli_answers_through_the_endpoint(
+    api: FakeAPI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BYHEART_EVAL_BASE_URL", api.url)
+    monkeypatch.setenv("BYHEART_EVAL_API_KEY", "secret")
+    argv = ["locomo", "--data", str(TINY), "--conversations", "1", "--budgets", "2000",
+            "--no-live", "--no-external", "--jobs", "1", "--quiet",
+            "--out", str(tmp_path / "out"), "--results", str(tmp_path / "res"),
+            "--answer-model", "a-model", "--judge-model", "j/model",
+            "--answer-systems", "recent:fresh,byheart:sticky"]  # fmt: skip
+    assert main(argv) == 0
+    trace = (tmp_path / "res" / "locomo-a-model-j_model.jsonl").read_text().splitlines()
+    assert len(trace) == 2 * 5  # two systems, five answerable questions
+    assert api.headers[0]["Authorization"] == "Bearer secret"
+    result = json.loads((tmp_path / "out" / "locomo.json").read_text())
+    rows = {(r["system"], r["regime"], r["category"]): r for r in result["answers"]}
+    # the fake model ignores the context, so both systems score what the canned answers earn
+    assert rows["recent", "fresh", "all"]["judge_accuracy"] == pytest.approx(0.8)
+    assert rows["byheart", "sticky", "all"]["f1"] == pytest.approx(0.78)
+    assert "## Answers and judge" in (tmp_path / "out" / "locomo.md").read_text()

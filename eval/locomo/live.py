@@ -87,6 +87,8 @@ class Ledger:
             "hits": self.hits,
             "hit_rate": self.hits / self.calls if self.calls else None,
             "billed_ratio": self.billed / self.chars if self.chars else None,
+            # in characters at full price: comparable across regimes that send different sizes
+            "billed_per_call": self.billed / self.calls if self.calls else None,
             "mean_chars": self.chars / self.calls if self.calls else None,
             "max_chars": self.max_chars,
             "rebuilds": self.rebuilds,
