@@ -30,6 +30,14 @@ Rules, chosen once and applied everywhere:
 * Durations and other senses stay untouched: "the last week of June", "for the
   last year", "over the last month", "the next day", "every Saturday", "a
   better tomorrow", "two or three days ago", "more than 3 years ago".
+* The annotation follows the whole phrase, a part of the day or a possessive
+  included: "last Friday night [19 May 2023]" (the Friday's date),
+  "last year's [2022] trip". Matching ignores case; the abbreviations that are
+  also words (Mon, Wed, Sat, Sun) count only with a capital letter ("where I
+  last sat").
+* A phrase already followed by "[" is left alone, so an annotated text fed
+  again comes back unchanged; phrases inside a URL or an address
+  ("x.com/today") are left alone too.
 * Not covered on purpose: seasons ("last summer": hemisphere-dependent),
   month names ("last March": this year's or last year's?), bare weekdays
   ("on Friday": past or future?), "this past week/month/year" (the last seven
