@@ -208,6 +208,17 @@ def test_export_equals_to_dict_and_import_round_trips(backend: Backend) -> None:
         assert copy.compose("marathon") == mem.compose("marathon")
 
 
+def test_import_of_data_without_state_exports_it_unchanged(backend: Backend) -> None:
+    source = Memory(budget=BUDGET)
+    play(source)
+    data = source.to_dict()
+    del data["state"]  # from_dict accepts it: a fresh selection
+    with backend.store() as store:
+        store.import_("c", data)
+        assert store.export("c") == data
+        assert store.open("c").compose("cello") == Memory.from_dict(data).compose("cello")
+
+
 def test_settings_are_stored_and_overridable_on_reopen(backend: Backend) -> None:
     with backend.store() as store:
         store.open("c", budget=1234, chunk=300)
@@ -330,6 +341,23 @@ def test_redacted_and_deleted_text_is_gone_from_the_file_bytes(tmp_path: Path) -
         after = file_bytes(path)
         assert b"ferry-P4L" not in after and b"u-zq81" not in after
         assert b"lantern-7Q2" in after  # the other user's data is untouched
+
+
+def test_a_reader_holding_an_old_snapshot_delays_the_purge_with_a_warning(tmp_path: Path) -> None:
+    path = str(tmp_path / "chats.db")
+    with SQLiteStore(path, timeout=0.2) as store:
+        store.open("c").append("user", f"my {SECRET}")
+        reader = sqlite3.connect(path, isolation_level=None)
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM turns").fetchone() == (1,)  # snapshot held
+        with pytest.warns(RuntimeWarning, match="another connection still reads"):
+            store.delete("c")
+        assert store.conversations() == []
+        assert SECRET.encode() in file_bytes(path)  # the old page: the warning was no false alarm
+        reader.execute("COMMIT")
+        reader.close()
+        assert store.purge() is True
+        assert SECRET.encode() not in file_bytes(path)
 
 
 # -- several writers and readers -------------------------------------------------------------
@@ -462,6 +490,19 @@ def test_a_schema_from_a_newer_version_is_refused_and_kept(backend: Backend) -> 
                 (str(SCHEMA_VERSION),))
     with backend.store() as store:
         assert texts(store.open("c")) == ["written by the old version"]
+
+
+def test_a_turn_removed_behind_the_stores_back_is_reported_not_shifted(backend: Backend) -> None:
+    with backend.store() as store:
+        mem = store.open("c")
+        for word in ("zero", "one", "two"):
+            mem.append("user", word)
+    table = "turns" if backend.kind == "sqlite" else "{s}.turns"
+    backend.sql(f"DELETE FROM {table} WHERE idx = 1")
+    with backend.store() as store:
+        with pytest.raises(ValueError, match="has no turn 1"):
+            store.open("c")
+        assert store.conversations() == ["c"]
 
 
 def test_a_postgres_schema_of_something_else_is_refused(backend: Backend) -> None:
