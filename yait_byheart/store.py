@@ -99,16 +99,19 @@ class _Journal:
         self._seq = seq
 
     def turn_appended(self, index: int, record: dict[str, Any]) -> None:
-        self._seq = self._store._journal_write(self._name, self._conv, self._seq,
-                                               "append", index, _dumps(record))
+        self._seq = self._store._journal_write(
+            self._name, self._conv, self._seq, "append", index, _dumps(record)
+        )
 
     def turn_redacted(self, index: int, record: dict[str, Any]) -> None:
-        self._seq = self._store._journal_write(self._name, self._conv, self._seq,
-                                               "rewrite", index, _dumps(record))
+        self._seq = self._store._journal_write(
+            self._name, self._conv, self._seq, "rewrite", index, _dumps(record)
+        )
 
     def state_changed(self, state: dict[str, Any]) -> None:
-        self._seq = self._store._journal_write(self._name, self._conv, self._seq,
-                                               "state", -1, _dumps(state))
+        self._seq = self._store._journal_write(
+            self._name, self._conv, self._seq, "state", -1, _dumps(state)
+        )
 
 
 def _dumps(obj: object) -> str:
@@ -148,8 +151,9 @@ class _Store:
 
     # -- public interface ---------------------------------------------------------------------
 
-    def open(self, conversation: str, *, user: str | None = None, create: bool = True,
-             **settings: Any) -> Memory:
+    def open(
+        self, conversation: str, *, user: str | None = None, create: bool = True, **settings: Any
+    ) -> Memory:
         """The Memory of ``conversation``, bound to this store; created if absent.
 
         ``settings`` are Memory constructor settings.  For a new conversation they are stored
@@ -181,8 +185,9 @@ class _Store:
             # Another process created it between our read and our insert: open theirs.
             loaded = self._b_load(name)
             if loaded is None:  # ...and deleted it again; vanishingly rare, so just say so
-                raise StoreConflictError(f"{call}({name!r}): created and deleted concurrently; "
-                                         f"retry")
+                raise StoreConflictError(
+                    f"{call}({name!r}): created and deleted concurrently; retry"
+                )
         if user is not None and loaded.user != user:
             raise ValueError(
                 f"{call}({name!r}, user={user!r}): the conversation belongs to user "
@@ -209,8 +214,9 @@ class _Store:
             raise self._unknown(call, name)
         return self._assemble(name, loaded)
 
-    def import_(self, conversation: str, data: Mapping[str, Any], *,
-                user: str | None = None) -> None:
+    def import_(
+        self, conversation: str, data: Mapping[str, Any], *, user: str | None = None
+    ) -> None:
         """Store ``data`` (a ``Memory.to_dict()``) as a new conversation, in one transaction.
 
         The data is first rebuilt with ``Memory.from_dict`` so that nothing unreadable is ever
@@ -221,8 +227,9 @@ class _Store:
         user = _check_user(call, user)
         self._check_open(call)
         if not isinstance(data, Mapping):
-            raise TypeError(f"{call}: data must be a dict from Memory.to_dict(), "
-                            f"got {type(data).__name__}")
+            raise TypeError(
+                f"{call}: data must be a dict from Memory.to_dict(), got {type(data).__name__}"
+            )
         turns = data.get("turns")
         if not isinstance(turns, list):
             raise ValueError(f"{call}: data has no 'turns' list; pass Memory.to_dict() output")
@@ -232,11 +239,14 @@ class _Store:
             rows = [_dumps(t) for t in turns]
             state = _dumps(data["state"]) if "state" in data else None
         except (TypeError, ValueError, KeyError) as exc:
-            raise ValueError(f"{call}({name!r}): data is not a valid Memory.to_dict(): {exc}"
-                             ) from exc
+            raise ValueError(
+                f"{call}({name!r}): data is not a valid Memory.to_dict(): {exc}"
+            ) from exc
         if self._b_create(name, user, head, rows, state) is None:
-            raise ValueError(f"{call}({name!r}): that conversation already exists; "
-                             f"store.delete({name!r}) first or choose another id")
+            raise ValueError(
+                f"{call}({name!r}): that conversation already exists; "
+                f"store.delete({name!r}) first or choose another id"
+            )
 
     def delete(self, conversation: str) -> None:
         """Delete the conversation and purge its bytes (see :meth:`purge`)."""
@@ -273,8 +283,12 @@ class _Store:
     def __enter__(self: _S) -> _S:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     # -- shared machinery ---------------------------------------------------------------------
@@ -294,8 +308,10 @@ class _Store:
         # and rebuilding a shifted history would silently misattribute turns.
         for position, (idx, _record) in enumerate(loaded.turns):
             if idx != position:
-                raise ValueError(f"{self._kind}: conversation {name!r} has no turn {position} "
-                                 f"(found {idx}); the store was modified outside yait_byheart")
+                raise ValueError(
+                    f"{self._kind}: conversation {name!r} has no turn {position} "
+                    f"(found {idx}); the store was modified outside yait_byheart"
+                )
         data: dict[str, Any] = json.loads(loaded.head)
         # One parse of one array is ~2x faster than 100,000 json.loads calls.
         data["turns"] = json.loads("[" + ",".join(r for _i, r in loaded.turns) + "]")
@@ -303,10 +319,12 @@ class _Store:
             data["state"] = json.loads(loaded.state)
         return data
 
-    def _journal_write(self, name: str, conv: int, seq: int, op: str, index: int,
-                       payload: str) -> int:
-        call = {"append": "Memory.append", "rewrite": "Memory.redact",
-                "state": "Memory.compose"}[op]
+    def _journal_write(
+        self, name: str, conv: int, seq: int, op: str, index: int, payload: str
+    ) -> int:
+        call = {"append": "Memory.append", "rewrite": "Memory.redact", "state": "Memory.compose"}[
+            op
+        ]
         self._check_open(f"{call} (bound to {type(self).__name__})")
         with self._lock:
             written = self._b_write(conv, seq, op, index, payload)
@@ -344,8 +362,9 @@ class _Store:
     def _b_load(self, name: str) -> _Loaded | None:
         raise NotImplementedError
 
-    def _b_create(self, name: str, user: str | None, head: str, turns: list[str],
-                  state: str | None) -> tuple[int, int] | None:
+    def _b_create(
+        self, name: str, user: str | None, head: str, turns: list[str], state: str | None
+    ) -> tuple[int, int] | None:
         """Insert a conversation with its rows; (id, seq), or None if the name is taken."""
         raise NotImplementedError
 
@@ -393,21 +412,25 @@ class SQLiteStore(_Store):
 
     _kind = "SQLiteStore"
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL",
-                 timeout: float = 5.0) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL", timeout: float = 5.0
+    ) -> None:
         super().__init__()
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"SQLiteStore: path must be a str or path, got {type(path).__name__}")
         if not isinstance(synchronous, str) or synchronous.upper() not in _SYNCHRONOUS:
-            raise ValueError(f"SQLiteStore: synchronous must be one of {', '.join(_SYNCHRONOUS)}, "
-                             f"got {synchronous!r}")
+            raise ValueError(
+                f"SQLiteStore: synchronous must be one of {', '.join(_SYNCHRONOUS)}, "
+                f"got {synchronous!r}"
+            )
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
             raise ValueError(f"SQLiteStore: timeout must be seconds >= 0, got {timeout!r}")
         self.path = os.fspath(path)
         self._check_header()
         # Autocommit mode: every transaction below is explicit, so none is left open by accident.
-        self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
-                                   check_same_thread=False)
+        self._db = sqlite3.connect(
+            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
         try:
             self._db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             self._setup_schema()
@@ -427,11 +450,15 @@ class SQLiteStore(_Store):
         except FileNotFoundError:
             return
         except IsADirectoryError:
-            raise ValueError(f"SQLiteStore({self.path!r}): that is a directory; "
-                             f"pass a file path such as 'chats.db'") from None
+            raise ValueError(
+                f"SQLiteStore({self.path!r}): that is a directory; "
+                f"pass a file path such as 'chats.db'"
+            ) from None
         if head and head != _SQLITE_MAGIC:
-            raise ValueError(f"SQLiteStore({self.path!r}): the file is not a SQLite database, "
-                             f"so not a byheart store; it was left untouched; pass another path")
+            raise ValueError(
+                f"SQLiteStore({self.path!r}): the file is not a SQLite database, "
+                f"so not a byheart store; it was left untouched; pass another path"
+            )
 
     def _setup_schema(self) -> None:
         db = self._db
@@ -439,23 +466,30 @@ class SQLiteStore(_Store):
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as exc:
-            raise ValueError(f"{where}: not a readable SQLite database ({exc}); "
-                             f"it was left untouched; pass another path") from exc
+            raise ValueError(
+                f"{where}: not a readable SQLite database ({exc}); "
+                f"it was left untouched; pass another path"
+            ) from exc
         try:
-            tables = {r[0] for r in db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = {
+                r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
             if "meta" in tables:
                 meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
                 _check_meta(where, meta)
             elif tables:
-                raise ValueError(f"{where}: a SQLite database of something else (tables: "
-                                 f"{', '.join(sorted(tables))}), not a byheart store; it was "
-                                 f"left untouched; pass another path")
+                raise ValueError(
+                    f"{where}: a SQLite database of something else (tables: "
+                    f"{', '.join(sorted(tables))}), not a byheart store; it was "
+                    f"left untouched; pass another path"
+                )
             else:
                 for statement in _SQLITE_SCHEMA:
                     db.execute(statement)
-                db.executemany("INSERT INTO meta (key, value) VALUES (?, ?)",
-                               [("format", _FORMAT), ("schema_version", str(SCHEMA_VERSION))])
+                db.executemany(
+                    "INSERT INTO meta (key, value) VALUES (?, ?)",
+                    [("format", _FORMAT), ("schema_version", str(SCHEMA_VERSION))],
+                )
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -470,35 +504,40 @@ class SQLiteStore(_Store):
             db = self._db
             db.execute("BEGIN")  # one read snapshot for the three SELECTs
             try:
-                row = db.execute("SELECT id, user_id, head, seq FROM conversations "
-                                 "WHERE name = ?", (name,)).fetchone()
+                row = db.execute(
+                    "SELECT id, user_id, head, seq FROM conversations WHERE name = ?", (name,)
+                ).fetchone()
                 if row is None:
                     return None
-                turns = db.execute("SELECT idx, record FROM turns WHERE conv = ? ORDER BY idx",
-                                   (row[0],)).fetchall()
-                state = db.execute("SELECT state FROM state WHERE conv = ?",
-                                   (row[0],)).fetchone()
+                turns = db.execute(
+                    "SELECT idx, record FROM turns WHERE conv = ? ORDER BY idx", (row[0],)
+                ).fetchall()
+                state = db.execute("SELECT state FROM state WHERE conv = ?", (row[0],)).fetchone()
             finally:
                 db.execute("COMMIT")
-        return _Loaded(row[0], row[1], row[2], row[3], turns,
-                       None if state is None else state[0])
+        return _Loaded(row[0], row[1], row[2], row[3], turns, None if state is None else state[0])
 
-    def _b_create(self, name: str, user: str | None, head: str, turns: list[str],
-                  state: str | None) -> tuple[int, int] | None:
+    def _b_create(
+        self, name: str, user: str | None, head: str, turns: list[str], state: str | None
+    ) -> tuple[int, int] | None:
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
-                cur = db.execute("INSERT INTO conversations (name, user_id, head, seq) "
-                                 "VALUES (?, ?, ?, 0) ON CONFLICT (name) DO NOTHING",
-                                 (name, user, head))
+                cur = db.execute(
+                    "INSERT INTO conversations (name, user_id, head, seq) "
+                    "VALUES (?, ?, ?, 0) ON CONFLICT (name) DO NOTHING",
+                    (name, user, head),
+                )
                 if cur.rowcount != 1:
                     db.execute("ROLLBACK")
                     return None
                 conv = cur.lastrowid
                 assert conv is not None
-                db.executemany("INSERT INTO turns (conv, idx, record) VALUES (?, ?, ?)",
-                               [(conv, i, r) for i, r in enumerate(turns)])
+                db.executemany(
+                    "INSERT INTO turns (conv, idx, record) VALUES (?, ?, ?)",
+                    [(conv, i, r) for i, r in enumerate(turns)],
+                )
                 if state is not None:
                     db.execute("INSERT INTO state (conv, state) VALUES (?, ?)", (conv, state))
                 db.execute("COMMIT")
@@ -514,19 +553,28 @@ class SQLiteStore(_Store):
         # so the seq check and the write below cannot be split by another writer.
         db.execute("BEGIN IMMEDIATE")
         try:
-            cur = db.execute("UPDATE conversations SET seq = seq + 1 WHERE id = ? AND seq = ?",
-                             (conv, seq))
+            cur = db.execute(
+                "UPDATE conversations SET seq = seq + 1 WHERE id = ? AND seq = ?", (conv, seq)
+            )
             ok = cur.rowcount == 1
             if ok and op == "append":
-                db.execute("INSERT INTO turns (conv, idx, record) VALUES (?, ?, ?)",
-                           (conv, index, payload))
+                db.execute(
+                    "INSERT INTO turns (conv, idx, record) VALUES (?, ?, ?)", (conv, index, payload)
+                )
             elif ok and op == "rewrite":
-                ok = db.execute("UPDATE turns SET record = ? WHERE conv = ? AND idx = ?",
-                                (payload, conv, index)).rowcount == 1
+                ok = (
+                    db.execute(
+                        "UPDATE turns SET record = ? WHERE conv = ? AND idx = ?",
+                        (payload, conv, index),
+                    ).rowcount
+                    == 1
+                )
             elif ok:
-                db.execute("INSERT INTO state (conv, state) VALUES (?, ?) "
-                           "ON CONFLICT (conv) DO UPDATE SET state = excluded.state",
-                           (conv, payload))
+                db.execute(
+                    "INSERT INTO state (conv, state) VALUES (?, ?) "
+                    "ON CONFLICT (conv) DO UPDATE SET state = excluded.state",
+                    (conv, payload),
+                )
             db.execute("COMMIT" if ok else "ROLLBACK")
         except sqlite3.IntegrityError:
             db.execute("ROLLBACK")  # a turn with that index exists: another writer's
@@ -539,16 +587,19 @@ class SQLiteStore(_Store):
 
     def _b_exists(self, conv: int) -> bool:
         with self._lock:
-            return self._db.execute("SELECT 1 FROM conversations WHERE id = ?",
-                                    (conv,)).fetchone() is not None
+            return (
+                self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (conv,)).fetchone()
+                is not None
+            )
 
     def _b_names(self, user: str | None) -> list[str]:
         with self._lock:
             if user is None:
                 rows = self._db.execute("SELECT name FROM conversations ORDER BY name")
             else:
-                rows = self._db.execute("SELECT name FROM conversations WHERE user_id = ? "
-                                        "ORDER BY name", (user,))
+                rows = self._db.execute(
+                    "SELECT name FROM conversations WHERE user_id = ? ORDER BY name", (user,)
+                )
             return [r[0] for r in rows]
 
     def _b_delete(self, *, name: str | None = None, user: str | None = None) -> int:
@@ -557,8 +608,12 @@ class SQLiteStore(_Store):
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
-                ids = [r[0] for r in db.execute(
-                    f"SELECT id FROM conversations WHERE {column} = ?", (value,))]
+                ids = [
+                    r[0]
+                    for r in db.execute(
+                        f"SELECT id FROM conversations WHERE {column} = ?", (value,)
+                    )
+                ]
                 for conv in ids:
                     db.execute("DELETE FROM turns WHERE conv = ?", (conv,))
                     db.execute("DELETE FROM state WHERE conv = ?", (conv,))
@@ -587,19 +642,24 @@ class SQLiteStore(_Store):
 
 def _check_meta(where: str, meta: Mapping[str, str]) -> None:
     if meta.get("format") != _FORMAT:
-        raise ValueError(f"{where}: not a byheart store (format {meta.get('format')!r}); "
-                         f"it was left untouched; pass another location")
+        raise ValueError(
+            f"{where}: not a byheart store (format {meta.get('format')!r}); "
+            f"it was left untouched; pass another location"
+        )
     try:
         version = int(meta.get("schema_version", ""))
     except ValueError:
         version = -1
     if version > SCHEMA_VERSION:
-        raise ValueError(f"{where}: written by a newer yait_byheart (store schema {version}; "
-                         f"this version reads up to {SCHEMA_VERSION}); it was left untouched; "
-                         f"upgrade yait-byheart to open it")
+        raise ValueError(
+            f"{where}: written by a newer yait_byheart (store schema {version}; "
+            f"this version reads up to {SCHEMA_VERSION}); it was left untouched; "
+            f"upgrade yait-byheart to open it"
+        )
     if version != SCHEMA_VERSION:
-        raise ValueError(f"{where}: unknown store schema {meta.get('schema_version')!r}; "
-                         f"it was left untouched")
+        raise ValueError(
+            f"{where}: unknown store schema {meta.get('schema_version')!r}; it was left untouched"
+        )
 
 
 class PostgresStore(_Store):
@@ -615,23 +675,26 @@ class PostgresStore(_Store):
 
     _kind = "PostgresStore"
 
-    def __init__(self, dsn: str, *, schema: str = "byheart", connect_timeout: float = 10.0
-                 ) -> None:
+    def __init__(self, dsn: str, *, schema: str = "byheart", connect_timeout: float = 10.0) -> None:
         super().__init__()
         if not isinstance(dsn, str):
             raise TypeError(f"PostgresStore: dsn must be a str, got {type(dsn).__name__}")
         if not isinstance(schema, str) or not _PG_SCHEMA_NAME.fullmatch(schema):
-            raise ValueError(f"PostgresStore: schema must be a lower-case SQL identifier "
-                             f"([a-z_][a-z0-9_]*), got {schema!r}")
+            raise ValueError(
+                f"PostgresStore: schema must be a lower-case SQL identifier "
+                f"([a-z_][a-z0-9_]*), got {schema!r}"
+            )
         try:
             psycopg = importlib.import_module("psycopg")
         except ImportError as exc:
-            raise ImportError('PostgresStore needs psycopg 3: pip install "yait-byheart[postgres]"'
-                              ) from exc
+            raise ImportError(
+                'PostgresStore needs psycopg 3: pip install "yait-byheart[postgres]"'
+            ) from exc
         self._pg: Any = psycopg
         self.schema = schema
-        self._conn: Any = psycopg.connect(dsn, autocommit=True,
-                                          connect_timeout=max(1, int(connect_timeout)))
+        self._conn: Any = psycopg.connect(
+            dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
+        )
         try:
             self._setup_schema()
         except BaseException:
@@ -658,30 +721,41 @@ class PostgresStore(_Store):
         with conn.transaction():
             # Serialises concurrent first opens, which would otherwise race on CREATE TABLE.
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (_FORMAT + ":" + s,))
-            tables = {r[0] for r in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
-                (s,))}
+            tables = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (s,)
+                )
+            }
             if "meta" in tables:
                 meta = dict(conn.execute(f"SELECT key, value FROM {s}.meta").fetchall())
                 _check_meta(where, meta)
                 return
             if tables:
-                raise ValueError(f"{where}: the schema holds other tables "
-                                 f"({', '.join(sorted(tables))}), not a byheart store; it was "
-                                 f"left untouched; pass another schema=")
+                raise ValueError(
+                    f"{where}: the schema holds other tables "
+                    f"({', '.join(sorted(tables))}), not a byheart store; it was "
+                    f"left untouched; pass another schema="
+                )
             conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
             conn.execute(f"CREATE TABLE {s}.meta (key text PRIMARY KEY, value text NOT NULL)")
-            conn.execute(f"CREATE TABLE {s}.conversations (id bigserial PRIMARY KEY, "
-                         f"name text NOT NULL UNIQUE, user_id text, head text NOT NULL, "
-                         f"seq bigint NOT NULL)")
+            conn.execute(
+                f"CREATE TABLE {s}.conversations (id bigserial PRIMARY KEY, "
+                f"name text NOT NULL UNIQUE, user_id text, head text NOT NULL, "
+                f"seq bigint NOT NULL)"
+            )
             conn.execute(f"CREATE INDEX conversations_user ON {s}.conversations (user_id)")
             # record is text, not jsonb: jsonb reorders keys and costs a parse per append.
-            conn.execute(f"CREATE TABLE {s}.turns (conv bigint NOT NULL, idx integer NOT NULL, "
-                         f"record text NOT NULL, PRIMARY KEY (conv, idx))")
+            conn.execute(
+                f"CREATE TABLE {s}.turns (conv bigint NOT NULL, idx integer NOT NULL, "
+                f"record text NOT NULL, PRIMARY KEY (conv, idx))"
+            )
             conn.execute(f"CREATE TABLE {s}.state (conv bigint PRIMARY KEY, state text NOT NULL)")
             with conn.cursor() as cur:
-                cur.executemany(f"INSERT INTO {s}.meta (key, value) VALUES (%s, %s)",
-                                [("format", _FORMAT), ("schema_version", str(SCHEMA_VERSION))])
+                cur.executemany(
+                    f"INSERT INTO {s}.meta (key, value) VALUES (%s, %s)",
+                    [("format", _FORMAT), ("schema_version", str(SCHEMA_VERSION))],
+                )
 
     def _b_load(self, name: str) -> _Loaded | None:
         s = self.schema
@@ -690,39 +764,45 @@ class PostgresStore(_Store):
             # REPEATABLE READ: the three SELECTs see one snapshot, as in SQLite's read txn.
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             try:
-                row = conn.execute(f"SELECT id, user_id, head, seq FROM {s}.conversations "
-                                   f"WHERE name = %s", (name,)).fetchone()
+                row = conn.execute(
+                    f"SELECT id, user_id, head, seq FROM {s}.conversations WHERE name = %s", (name,)
+                ).fetchone()
                 if row is None:
                     return None
-                turns = conn.execute(f"SELECT idx, record FROM {s}.turns WHERE conv = %s "
-                                     f"ORDER BY idx", (row[0],)).fetchall()
-                state = conn.execute(f"SELECT state FROM {s}.state WHERE conv = %s",
-                                     (row[0],)).fetchone()
+                turns = conn.execute(
+                    f"SELECT idx, record FROM {s}.turns WHERE conv = %s ORDER BY idx", (row[0],)
+                ).fetchall()
+                state = conn.execute(
+                    f"SELECT state FROM {s}.state WHERE conv = %s", (row[0],)
+                ).fetchone()
             finally:
                 conn.execute("COMMIT")
-        return _Loaded(row[0], row[1], row[2], row[3], turns,
-                       None if state is None else state[0])
+        return _Loaded(row[0], row[1], row[2], row[3], turns, None if state is None else state[0])
 
-    def _b_create(self, name: str, user: str | None, head: str, turns: list[str],
-                  state: str | None) -> tuple[int, int] | None:
+    def _b_create(
+        self, name: str, user: str | None, head: str, turns: list[str], state: str | None
+    ) -> tuple[int, int] | None:
         s = self.schema
         with self._lock, self._conn.transaction():
             conn = self._conn
-            row = conn.execute(f"INSERT INTO {s}.conversations (name, user_id, head, seq) "
-                               f"VALUES (%s, %s, %s, 0) ON CONFLICT (name) DO NOTHING "
-                               f"RETURNING id", (name, user, head)).fetchone()
+            row = conn.execute(
+                f"INSERT INTO {s}.conversations (name, user_id, head, seq) "
+                f"VALUES (%s, %s, %s, 0) ON CONFLICT (name) DO NOTHING "
+                f"RETURNING id",
+                (name, user, head),
+            ).fetchone()
             if row is None:
                 return None
             conv = int(row[0])
             if turns:
-                with conn.cursor() as cur, cur.copy(
-                    f"COPY {s}.turns (conv, idx, record) FROM STDIN"
-                ) as copy:
+                with (
+                    conn.cursor() as cur,
+                    cur.copy(f"COPY {s}.turns (conv, idx, record) FROM STDIN") as copy,
+                ):
                     for i, record in enumerate(turns):
                         copy.write_row((conv, i, record))
             if state is not None:
-                conn.execute(f"INSERT INTO {s}.state (conv, state) VALUES (%s, %s)",
-                             (conv, state))
+                conn.execute(f"INSERT INTO {s}.state (conv, state) VALUES (%s, %s)", (conv, state))
         return conv, 0
 
     def _b_write(self, conv: int, seq: int, op: str, index: int, payload: str) -> bool:
@@ -732,16 +812,25 @@ class PostgresStore(_Store):
         try:
             if op == "append":
                 # One statement in autocommit: one round trip, atomic, committed on return.
-                return bool(conn.execute(self._q_append, (conv, seq, index, payload)
-                                         ).rowcount == 1)
+                return bool(conn.execute(self._q_append, (conv, seq, index, payload)).rowcount == 1)
             if op == "state":
                 return bool(conn.execute(self._q_state, (conv, seq, payload)).rowcount == 1)
             with conn.transaction() as tx:
-                ok = conn.execute(f"UPDATE {s}.conversations SET seq = seq + 1 "
-                                  f"WHERE id = %s AND seq = %s", (conv, seq)).rowcount == 1
-                ok = ok and conn.execute(f"UPDATE {s}.turns SET record = %s "
-                                         f"WHERE conv = %s AND idx = %s",
-                                         (payload, conv, index)).rowcount == 1
+                ok = (
+                    conn.execute(
+                        f"UPDATE {s}.conversations SET seq = seq + 1 WHERE id = %s AND seq = %s",
+                        (conv, seq),
+                    ).rowcount
+                    == 1
+                )
+                ok = (
+                    ok
+                    and conn.execute(
+                        f"UPDATE {s}.turns SET record = %s WHERE conv = %s AND idx = %s",
+                        (payload, conv, index),
+                    ).rowcount
+                    == 1
+                )
                 if not ok:
                     raise self._pg.Rollback(tx)
             return bool(ok)
@@ -750,8 +839,12 @@ class PostgresStore(_Store):
 
     def _b_exists(self, conv: int) -> bool:
         with self._lock:
-            return self._conn.execute(f"SELECT 1 FROM {self.schema}.conversations WHERE id = %s",
-                                      (conv,)).fetchone() is not None
+            return (
+                self._conn.execute(
+                    f"SELECT 1 FROM {self.schema}.conversations WHERE id = %s", (conv,)
+                ).fetchone()
+                is not None
+            )
 
     def _b_names(self, user: str | None) -> list[str]:
         s = self.schema
@@ -759,8 +852,9 @@ class PostgresStore(_Store):
             if user is None:
                 cur = self._conn.execute(f"SELECT name FROM {s}.conversations ORDER BY name")
             else:
-                cur = self._conn.execute(f"SELECT name FROM {s}.conversations "
-                                         f"WHERE user_id = %s ORDER BY name", (user,))
+                cur = self._conn.execute(
+                    f"SELECT name FROM {s}.conversations WHERE user_id = %s ORDER BY name", (user,)
+                )
             return [str(r[0]) for r in cur.fetchall()]
 
     def _b_delete(self, *, name: str | None = None, user: str | None = None) -> int:
@@ -768,9 +862,12 @@ class PostgresStore(_Store):
         column, value = ("name", name) if name is not None else ("user_id", user)
         with self._lock, self._conn.transaction():
             conn = self._conn
-            ids = [r[0] for r in conn.execute(f"DELETE FROM {s}.conversations "
-                                              f"WHERE {column} = %s RETURNING id",
-                                              (value,)).fetchall()]
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    f"DELETE FROM {s}.conversations WHERE {column} = %s RETURNING id", (value,)
+                ).fetchall()
+            ]
             if ids:
                 conn.execute(f"DELETE FROM {s}.turns WHERE conv = ANY(%s)", (ids,))
                 conn.execute(f"DELETE FROM {s}.state WHERE conv = ANY(%s)", (ids,))
