@@ -13,7 +13,7 @@ def _num(value: Any, digits: int = 3) -> str:
         return "n/a"
     if isinstance(value, int):
         return f"{value:,}"
-    return f"{value:.{digits}f}"
+    return f"{value:,.{digits}f}"
 
 
 def _pct(value: Any) -> str:
