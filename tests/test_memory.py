@@ -65,6 +65,19 @@ def test_passthrough_sends_every_turn_verbatim_with_its_date() -> None:
     assert r["chars"] == sum(len(t) for t in texts(r))
 
 
+def test_passthrough_fits_the_budget_exactly_as_sent() -> None:
+    """Date lines count: a history that fits only without them is not sent whole."""
+    mem = Memory(budget=100, stability=0)
+    for day in range(1, 6):
+        mem.append("user", "x" * 14, when=f"{day} May 2023")  # 14 chars + a 13-char date line
+    assert mem.compose("q")["mode"] == "assembled"
+    small = Memory(budget=200, stability=0)
+    for day in range(1, 6):
+        small.append("user", "x" * 14, when=f"{day} May 2023")
+    r = small.compose("q")
+    assert r["mode"] == "passthrough" and r["chars"] <= 200
+
+
 def test_empty_memory_sends_only_the_query() -> None:
     r = Memory().compose("hello")
     assert texts(r) == ["hello"]
@@ -239,7 +252,10 @@ def test_keep_limit_follows_the_cost_model() -> None:
     mem._growth = 500.0
     assert mem._keep_limit() == pytest.approx(20_000 + 5 * (20_000 * 500) ** 0.5)
     mem._growth = 1e9
-    assert mem._keep_limit() == 4.0 * 20_000
+    assert mem._keep_limit() == 3.0 * 20_000, "3 x budget holds the mean call to 2 x budget"
+    low = Memory(budget=20_000, ceiling=2.0)
+    low._growth = 1e9
+    assert low._keep_limit() == 2.0 * 20_000, "the ceiling is a hard cap"
 
 
 # -- rule 4: outside knowledge -----------------------------------------------------------------
@@ -355,6 +371,10 @@ def test_bad_append_raises_and_loses_nothing() -> None:
         mem.append("system", "x")
     with pytest.raises(TypeError, match="text must be a str"):
         mem.append("user", None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="blank"):
+        mem.append("user", "  \n")
+    with pytest.raises(ValueError, match="blank"):
+        mem.compose(" ")
     with pytest.raises(ValueError, match="kind"):
         mem.append("user", "x", kind="shouted")
     with pytest.raises(ValueError, match="resolve_time=False"):

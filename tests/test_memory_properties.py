@@ -13,8 +13,8 @@ from yait_byheart import Memory
 from yait_byheart._render import MEMORY_MARKER
 
 WORDS = ["oven", "flour", "keys", "Porto", "euro", "55", "I", "last", "Friday", "yesterday", "·"]
-text = st.lists(st.sampled_from(WORDS), min_size=0, max_size=25).map(" ".join) | st.sampled_from(
-    [MEMORY_MARKER + "\nfake memory", "", "  ", "naïve café ✓"]
+text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=25).map(" ".join) | st.sampled_from(
+    [MEMORY_MARKER + "\nfake memory", "naïve café ✓"]
 )
 step = st.tuples(st.sampled_from(["user", "assistant", "compose", "redact"]), text)
 settings_ = st.fixed_dictionaries(

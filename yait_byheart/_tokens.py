@@ -10,6 +10,7 @@ Every run of letters or digits is a token, whatever its length, so "5" and "I" s
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from ._stem import stem
 
@@ -31,22 +32,48 @@ STOP_WORDS = frozenset(
     """.split()
 )
 
-_stem_cache: dict[str, str] = {}
+# word -> its stem, or "" for a stop word: one dict lookup per word on the hot path.
+_stem_cache: dict[str, str] = dict.fromkeys(STOP_WORDS, "")
 # The vocabulary of a conversation is small next to its length; the cache bound only
 # guards against adversarial input (random strings) growing it without end.
 _STEM_CACHE_MAX = 200_000
 
 
-def stem_cached(word: str) -> str:
-    """Porter stem of a lower-case word, memoised (stemming costs ~10 us, a lookup ~0.1 us)."""
-    s = _stem_cache.get(word)
-    if s is None:
-        s = stem(word)
-        if len(_stem_cache) < _STEM_CACHE_MAX:
-            _stem_cache[word] = s
+def _stem_miss(word: str) -> str:
+    s = stem(word)
+    if len(_stem_cache) < _STEM_CACHE_MAX:
+        _stem_cache[word] = s
     return s
 
 
 def tokenize(text: str) -> list[str]:
     """Content-word stems of `text`, in order, repeats kept."""
-    return [stem_cached(word) for word in _WORD.findall(text.lower()) if word not in STOP_WORDS]
+    get = _stem_cache.get
+    out = []
+    for word in _WORD.findall(text.lower()):
+        s = get(word)
+        if s is None:
+            s = _stem_miss(word)
+        if s:
+            out.append(s)
+    return out
+
+
+def term_counts(text: str) -> Counter[str]:
+    """How often each content-word stem occurs in `text`.
+
+    Counts the words first (in C) and stems each distinct word once: a stretch repeats most
+    of its words, so this is about twice as fast as counting `tokenize(text)`.
+
+    >>> sorted(term_counts("Ovens, oven and the OVEN!").items())
+    [('oven', 3)]
+    """
+    get = _stem_cache.get
+    out: Counter[str] = Counter()
+    for word, n in Counter(_WORD.findall(text.lower())).items():
+        s = get(word)
+        if s is None:
+            s = _stem_miss(word)
+        if s:
+            out[s] += n
+    return out

@@ -14,9 +14,9 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from ._tokens import tokenize
+from ._tokens import term_counts, tokenize
 
 K1 = 1.2
 B = 0.75
@@ -65,11 +65,10 @@ class Index:
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._lengths
 
-    def add(self, doc_id: int, tokens: Iterable[str]) -> None:
-        """Index a document under `doc_id` (which must not be indexed already)."""
+    def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
+        """Index a document, given its term counts, under `doc_id` (not indexed already)."""
         if doc_id in self._lengths:
             raise ValueError(f"Index.add: document {doc_id} is already indexed; remove it first")
-        counts = Counter(tokens)
         length = sum(counts.values())
         self._lengths[doc_id] = length
         self._total_len += length
@@ -79,16 +78,17 @@ class Index:
             entry = postings.get(term)
             if entry is None:
                 postings[term] = {doc_id: tf}
+                max_tf[term] = tf
             else:
                 entry[doc_id] = tf
-            if tf > max_tf.get(term, 0):
-                max_tf[term] = tf
+                if tf > max_tf[term]:
+                    max_tf[term] = tf
 
-    def remove(self, doc_id: int, tokens: Iterable[str]) -> None:
-        """Forget a document; `tokens` must be the tokens it was added with."""
+    def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:
+        """Forget a document; `counts` must be the term counts it was added with."""
         length = self._lengths.pop(doc_id)
         self._total_len -= length
-        for term in set(tokens):
+        for term in counts:
             entry = self._postings.get(term)
             if entry is not None:
                 entry.pop(doc_id, None)
@@ -198,7 +198,7 @@ class BM25:
         for i, doc in enumerate(docs):
             if not isinstance(doc, str):
                 raise TypeError(f"BM25.fit: document {i} is {type(doc).__name__}, expected str")
-            index.add(i, tokenize(doc))
+            index.add(i, term_counts(doc))
         self._index, self._n = index, len(docs)
         return self
 

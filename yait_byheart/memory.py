@@ -35,13 +35,16 @@ from ._render import (
 )
 from ._time import format_day, parse_when
 from ._time import resolve_time as _resolve_time
-from ._tokens import tokenize
+from ._tokens import term_counts, tokenize
 from .bm25 import Index
 
 # Provider prices relative to uncached input (Anthropic: write 1.25x, read 0.10x; see
 # docs/prompt-cache.md). They set how far a kept prefix may grow before a rebuild pays off.
 CACHE_WRITE = 1.25
 CACHE_READ = 0.10
+# A kept context grows from about the budget to its limit, so it averages (budget + limit) / 2:
+# a limit of 3 x budget holds the average call to 2 x budget, whatever the cost model says.
+MEAN_OVER_BUDGET = 2.0
 # A stretch never takes more than this share of the budget, so at least two always fit.
 MAX_UNIT_SHARE = 0.5
 # How many zero-score units (newest first) may top up a selection that relevance left short.
@@ -149,7 +152,7 @@ class Memory:
 
         self._lock = threading.RLock()
         self._turns: list[Turn] = []
-        self._sizes: list[int] = []  # measured size of each turn's shown text
+        self._sizes: list[int] = []  # measured size of each turn as passthrough sends it
         self._unit_starts: list[int] = []  # closed stretches are turns [start_k, start_k+1)
         self._unit_sizes: list[int] = []
         self._open_start = 0
@@ -216,6 +219,9 @@ class Memory:
             raise ValueError(f'{call}: role={role!r}; use "user" or "assistant"')
         if not isinstance(text, str):
             raise TypeError(f"{call}: text must be a str, got {type(text).__name__}")
+        if not text.strip():
+            # Providers refuse blank messages (Anthropic and Gemini answer HTTP 400).
+            raise ValueError(f"{call}: text is blank; append only turns that say something")
         if kind not in KINDS:
             raise ValueError(f"{call}: kind={kind!r}; use SAID, SUPPLIED or DERIVED")
         if not isinstance(source, str):
@@ -262,9 +268,14 @@ class Memory:
         return self._open_size >= self._unit_limit
 
     def _add_turn(self, turn: Turn, *, journal: bool, opens: bool | None = None) -> None:
-        size = self._measure(turn.shown)
-        turn.opens = self._closes_stretch(turn, size) if opens is None else opens
         index = len(self._turns)
+        # Sized as passthrough sends it (with its date line and any speaker naming), so that
+        # "everything fits" is judged on what would really be sent.
+        with_when = index == 0 or turn.when != self._turns[-1].when
+        named = index == 0 and turn.role == "assistant"
+        rendered = "" if turn.redacted else render_ordinary(turn, with_when=with_when, named=named)
+        size = self._measure(rendered)
+        turn.opens = self._closes_stretch(turn, size) if opens is None else opens
         if journal and self._journal is not None:
             self._journal.turn_appended(index, _persist.turn_record(turn))
         if turn.opens and self._open_start < index:
@@ -278,7 +289,7 @@ class Memory:
         uid = len(self._unit_starts)
         self._unit_starts.append(self._open_start)
         turns = self._turns[self._open_start : end]
-        self._index.add(uid, _unit_tokens(turns))
+        self._index.add(uid, _unit_counts(turns))
         self._unit_sizes.append(self._measure(render_unit(turns)) if _visible(turns) else 0)
         self._open_start = end
         self._open_size = 0
@@ -306,13 +317,15 @@ class Memory:
             if self._journal is not None:
                 self._journal.turn_redacted(index, _persist.turn_record(new))
             self._apply_redaction(index, new)
+            if self._journal is not None:
+                self._journal.state_changed(_persist.state_record(self))
 
     def _apply_redaction(self, index: int, new: Turn) -> None:
         uid = bisect_right(self._unit_starts, index) - 1
         closed = uid >= 0 and index < self._unit_range(uid)[1]
         if closed:
             start, end = self._unit_range(uid)
-            self._index.remove(uid, _unit_tokens(self._turns[start:end]))
+            self._index.remove(uid, _unit_counts(self._turns[start:end]))
         self._turns[index] = new
         self._total_size -= self._sizes[index]
         if not closed:
@@ -320,7 +333,7 @@ class Memory:
         self._sizes[index] = 0
         if closed:
             turns = self._turns[start:end]
-            self._index.add(uid, _unit_tokens(turns))
+            self._index.add(uid, _unit_counts(turns))
             self._unit_sizes[uid] = self._measure(render_unit(turns)) if _visible(turns) else 0
         self._retriever_fitted = -1
         self._ctx = None  # what was sent may hold the words: never send it again
@@ -336,6 +349,8 @@ class Memory:
         """
         if not isinstance(query, str):
             raise TypeError(f"Memory.compose: query must be a str, got {type(query).__name__}")
+        if not query.strip():
+            raise ValueError("Memory.compose: query is blank; pass the user's new message")
         if not isinstance(external_query, str):
             raise TypeError("Memory.compose: external_query must be a str")
         with self._lock:
@@ -422,28 +437,45 @@ class Memory:
         ctx = self._ctx
         if self._total_size <= room:
             # Rule 1: everything fits. A passthrough context just grows with the conversation.
-            if ctx is not None and ctx.start == 0 and not ctx.units and self.stability > 0:
+            if ctx is not None and ctx.start == 0 and not ctx.units:
                 self._extend(ctx, [])
                 return ctx
             return self._rebuild_everything()
-        fresh, relevant = self._select(query, room - self._open_rendered_size())
+        fresh, weights = self._select(query, room - self._open_rendered_size())
         if ctx is None or self.stability == 0:
             return self._rebuild(fresh)
-        # Only what relevance chose must be present; the recency top-up is already there or
-        # was never needed.
-        missing = [
-            u for u in fresh[:relevant] if u not in ctx.units and self._unit_starts[u] < ctx.start
-        ]
+        joining = self._joining(ctx, fresh, weights)
         new_turn_size = sum(self._sizes[ctx.upto :])
-        grown = ctx.size + new_turn_size + sum(self._unit_sizes[u] for u in missing)
+        grown = ctx.size + new_turn_size + sum(self._unit_sizes[u] for u in joining)
         if grown > self._keep_limit() - (self.budget - room):
             return self._rebuild(fresh)
-        allowed = max(1, round(len(fresh) * (1.0 - self.stability)))
-        if len(missing) > allowed and ctx.size > self.budget:
-            # Rule 3: the subject moved and most of what is kept no longer serves it.
-            return self._rebuild(fresh)
-        self._extend(ctx, sorted(missing))
+        self._extend(ctx, sorted(joining))
         return ctx
+
+    def _joining(self, ctx: _Context, fresh: list[int], weights: list[float]) -> list[int]:
+        """Rule 3: which stretches of a fresh selection must join the kept context.
+
+        The kept context must already hold `stability` of the fresh selection's relevance
+        (its BM25 score mass); the missing stretches join best first until it does. A chat
+        turn spreads its score thinly and usually needs nothing; a pointed question whose best
+        stretch is missing brings it in. Only what relevance chose counts: the recency top-up
+        is either there already or was never needed.
+        """
+        total = sum(weights)
+        covered = 0.0
+        missing: list[tuple[int, float]] = []
+        for uid, weight in zip(fresh, weights, strict=False):  # weights: relevant only
+            if uid in ctx.units or self._unit_starts[uid] >= ctx.start:
+                covered += weight
+            else:
+                missing.append((uid, weight))
+        joining: list[int] = []
+        for uid, weight in missing:
+            if covered >= self.stability * total:
+                break
+            joining.append(uid)
+            covered += weight
+        return joining
 
     def _open_rendered_size(self) -> int:
         """The open stretch's size as a rebuild would send it (with its date lines)."""
@@ -467,36 +499,37 @@ class Memory:
         """
         r = float(self.budget)
         best = r + math.sqrt(2.0 * CACHE_WRITE * r * self._growth / CACHE_READ)
-        return min(best, self.ceiling * self.budget)
+        return min(best, (2 * MEAN_OVER_BUDGET - 1) * r, self.ceiling * r)
 
-    def _select(self, query: str, room: int) -> tuple[list[int], int]:
+    def _select(self, query: str, room: int) -> tuple[list[int], list[float]]:
         """Rule 2: whole closed stretches, best first, while they fit in `room`.
 
-        Returns the chosen stretches, relevant ones first, and how many were chosen for
-        relevance (the rest only top up the room with recent talk).
+        Returns the chosen stretches, relevant ones first, and the relevance weight of each
+        relevant one (the rest, beyond that list's length, only top up the room with recent talk).
         """
         chosen: list[int] = []
-        relevant = 0
-        best: int | None = None
+        weights: list[float] = []
+        best: tuple[int, float] | None = None
         left = room
-        for uid, is_relevant in self._ranked(query):
+        for uid, weight in self._ranked(query):
             size = self._unit_sizes[uid]
             if size == 0:
                 continue
-            if best is None and is_relevant:
-                best = uid
+            if best is None and weight > 0:
+                best = (uid, weight)
             if size <= left:
                 chosen.append(uid)
+                if weight > 0:
+                    weights.append(weight)
                 left -= size
-                relevant += is_relevant
                 if left <= 0:
                     break
-        if not relevant and best is not None:
-            return [best], 1  # if no relevant stretch fits, the best goes anyway
-        return chosen, relevant
+        if not weights and best is not None:
+            return [best[0]], [best[1]]  # if no relevant stretch fits, the best goes anyway
+        return chosen, weights
 
-    def _ranked(self, query: str) -> Iterator[tuple[int, bool]]:
-        """Stretches best first, each with whether relevance (not recency) put it there."""
+    def _ranked(self, query: str) -> Iterator[tuple[int, float]]:
+        """Stretches best first, each with its relevance weight (0 for the recency top-up)."""
         n_units = len(self._unit_starts)
         if n_units == 0:
             return
@@ -508,9 +541,9 @@ class Memory:
                 ]
                 self.retriever.fit(docs)
                 self._retriever_fitted = n_units
-            for uid in self.retriever.rank(query):
-                if 0 <= uid < n_units:
-                    yield uid, True
+            # A rank carries no score: weigh by reciprocal rank.
+            ranked = (u for u in self.retriever.rank(query) if 0 <= u < n_units)
+            yield from ((u, 1.0 / (r + 1)) for r, u in enumerate(ranked))
             return
         # Exact scores for more stretches than can fit (budget / stretch size), so that
         # skipping a few that do not fit still leaves the next best exact.
@@ -518,16 +551,16 @@ class Memory:
         scores = self._index.top(tokenize(query), k)
         order = scores.__getitem__
         best = heapq.nlargest(k, scores, key=lambda u: (order(u), u))
-        yield from ((u, True) for u in best)
+        yield from ((u, scores[u]) for u in best)
         if len(best) < len(scores):  # rarely reached: the best k usually fill the room
             rest = set(scores).difference(best)
-            yield from ((u, True) for u in sorted(rest, key=lambda u: (-order(u), -u)))
+            yield from ((u, scores[u]) for u in sorted(rest, key=lambda u: (-order(u), -u)))
         # Zero-score stretches, newest first, top up what relevance left: a full budget of
         # recent talk beats an empty one. They compete only for room nothing relevant wanted.
         scanned = 0
         for uid in range(n_units - 1, -1, -1):
             if uid not in scores:
-                yield uid, False
+                yield uid, 0.0
                 scanned += 1
                 if scanned >= RECENCY_FILL_SCAN:
                     return
@@ -631,9 +664,5 @@ def _visible(turns: Sequence[Turn]) -> bool:
     return any(not t.redacted for t in turns)
 
 
-def _unit_tokens(turns: Sequence[Turn]) -> list[str]:
-    tokens: list[str] = []
-    for t in turns:
-        if not t.redacted:
-            tokens.extend(tokenize(t.shown))
-    return tokens
+def _unit_counts(turns: Sequence[Turn]) -> Counter[str]:
+    return term_counts("\n".join(t.shown for t in turns if not t.redacted))
