@@ -246,6 +246,42 @@ def test_rebuild_when_the_kept_context_would_outgrow_the_cost_limit() -> None:
     assert mem.stats["reselects"] >= 2
 
 
+def test_a_covered_query_keeps_the_context_as_it_is() -> None:
+    """Asking again about what the context already holds adds nothing and rebuilds nothing."""
+    mem = topical_memory(budget=1_500)
+    first = mem.compose("garden basil tomatoes")
+    again = mem.compose("basil tomatoes in the garden")
+    assert again["reselected"] is False
+    assert again["messages"][:-1] == first["messages"][:-1]
+    assert mem.stats["kept"] >= 1
+
+
+def test_a_missing_best_stretch_joins_after_the_kept_prefix() -> None:
+    """The stretch a pointed question needs is appended after what was sent, not rebuilt in."""
+    mem = topical_memory(budget=700)
+    first = mem.compose("garden basil tomatoes")
+    assert "55 euro" not in "\n".join(texts(first))
+    second = mem.compose("subscription pricing euro monthly discount")
+    assert second["reselected"] is False
+    k = first["stable_upto"]
+    assert second["messages"][: k + 1] == first["messages"][: k + 1]
+    appended = "\n".join(texts(second)[k + 1 : -1])
+    assert "55 euro monthly" in appended
+    assert mem.stats["appended"] >= 1
+
+
+def test_stability_sets_how_much_of_a_fresh_selection_must_be_present() -> None:
+    """stability=1 wants all of it, so more joins; a low stability tolerates more missing."""
+    joined = {}
+    for stability in (0.2, 1.0):
+        mem = topical_memory(budget=1_500, stability=stability)
+        mem.compose("garden basil tomatoes")
+        size_before = mem.compose("garden basil tomatoes")["size"]
+        after = mem.compose("pricing euro violin risotto train")
+        joined[stability] = after["size"] - size_before
+    assert joined[1.0] > joined[0.2]
+
+
 def test_keep_limit_follows_the_cost_model() -> None:
     """L = R + sqrt(2 * 1.25 * R * g / 0.10): R=20000, g=500 gives 20000 + 5 * sqrt(1e7)."""
     mem = Memory(budget=20_000)

@@ -45,6 +45,12 @@ CACHE_READ = 0.10
 # A kept context grows from about the budget to its limit, so it averages (budget + limit) / 2:
 # a limit of 3 x budget holds the average call to 2 x budget, whatever the cost model says.
 MEAN_OVER_BUDGET = 2.0
+# What every chosen stretch scores anyway (speaker names, common words) says nothing about
+# which one a query needs: a stretch counts for coverage by its score above this share of the
+# weakest chosen one's. On the LoCoMo live replay at 8,000 characters, 0.75 reuses the prefix
+# on 86 % of calls with sticky recall within a point of fresh; 1.0 reached 89 % but lost 3
+# points of recall; 0.5 and 0 (plain scores) reused 85 % and 84 %.
+SHARED_SCORE = 0.75
 # A stretch never takes more than this share of the budget, so at least two always fit.
 MAX_UNIT_SHARE = 0.5
 # How many zero-score units (newest first) may top up a selection that relevance left short.
@@ -456,11 +462,13 @@ class Memory:
         """Rule 3: which stretches of a fresh selection must join the kept context.
 
         The kept context must already hold `stability` of the fresh selection's relevance
-        (its BM25 score mass); the missing stretches join best first until it does. A chat
-        turn spreads its score thinly and usually needs nothing; a pointed question whose best
-        stretch is missing brings it in. Only what relevance chose counts: the recency top-up
-        is either there already or was never needed.
+        (its BM25 score mass, above what every stretch scores anyway); the missing stretches
+        join best first until it does. A chat turn spreads its score thinly and usually needs
+        little; a pointed question whose best stretch is missing brings it in. Only what
+        relevance chose counts: the recency top-up is either there already or was never needed.
         """
+        base = min(weights, default=0.0) * SHARED_SCORE
+        weights = [w - base for w in weights]
         total = sum(weights)
         covered = 0.0
         missing: list[tuple[int, float]] = []
