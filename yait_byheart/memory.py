@@ -519,7 +519,13 @@ class Memory:
         weights: list[float] = []
         best: tuple[int, float] | None = None
         left = room
-        for uid, weight in self._ranked(query):
+        exact = self._exact_k()
+        sliver = self._unit_limit // 2
+        for seen, (uid, weight) in enumerate(self._ranked(query)):
+            if seen >= exact and (left < sliver or seen >= 2 * exact):
+                # Past the exactly scored head, hunting through hundreds of stretches for a rare
+                # small one that fits the last sliver costs more time than it adds.
+                break
             size = self._unit_sizes[uid]
             if size == 0:
                 continue
@@ -535,6 +541,11 @@ class Memory:
         if not weights and best is not None:
             return [best[0]], [best[1]]  # if no relevant stretch fits, the best goes anyway
         return chosen, weights
+
+    def _exact_k(self) -> int:
+        """How many stretches are scored exactly: more than fit (budget / stretch size), so
+        that skipping a few that do not fit still leaves the next best exact."""
+        return 8 + 3 * self.budget // (2 * self._unit_limit)
 
     def _ranked(self, query: str) -> Iterator[tuple[int, float]]:
         """Stretches best first, each with its relevance weight (0 for the recency top-up)."""
@@ -553,9 +564,7 @@ class Memory:
             ranked = (u for u in self.retriever.rank(query) if 0 <= u < n_units)
             yield from ((u, 1.0 / (r + 1)) for r, u in enumerate(ranked))
             return
-        # Exact scores for more stretches than can fit (budget / stretch size), so that
-        # skipping a few that do not fit still leaves the next best exact.
-        k = 8 + 3 * self.budget // (2 * self._unit_limit)
+        k = self._exact_k()
         scores = self._index.top(tokenize(query), k)
         order = scores.__getitem__
         best = heapq.nlargest(k, scores, key=lambda u: (order(u), u))
