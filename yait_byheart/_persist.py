@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ._render import KINDS, Turn
@@ -72,7 +74,7 @@ def _expect(value: object, kind: type | tuple[type, ...], where: str) -> Any:
     return value
 
 
-def read_turn(raw: object, where: str) -> Turn:
+def read_turn(raw: object, where: int | str) -> Turn:
     """A stored turn back as a Turn; any defect raises ValueError naming the field."""
     if type(raw) is dict:  # the fast path: reopening 100,000 turns spends most time here
         g = raw.get
@@ -90,7 +92,7 @@ def read_turn(raw: object, where: str) -> Turn:
             and type(redacted) is bool
         ):
             return Turn(role, text, shown, kind, source, when, opens, redacted)
-    return _read_turn_checked(raw, where)
+    return _read_turn_checked(raw, f"turns[{where}]" if isinstance(where, int) else where)
 
 
 def _read_turn_checked(raw: object, where: str) -> Turn:
@@ -133,17 +135,33 @@ def from_dict(cls: type[Memory], raw: object, overrides: dict[str, Any]) -> Memo
     unknown = set(config) - set(CONFIG_KEYS)
     if unknown:
         raise _fail(f"config has unknown keys {sorted(unknown)}")
-    turns = [
-        read_turn(r, f"turns[{i}]") for i, r in enumerate(_expect(data.get("turns"), list, "turns"))
-    ]
+    raw_turns = _expect(data.get("turns"), list, "turns")
     try:
         mem = cls(**{**config, **overrides})
     except (TypeError, ValueError) as exc:
         raise _fail(f"config is not valid: {exc}") from exc
-    for turn in turns:
-        mem._add_turn(turn, journal=False, opens=turn.opens)
+    with _collector_paused():
+        turns = [read_turn(r, i) for i, r in enumerate(raw_turns)]
+        for turn in turns:
+            mem._add_turn(turn, journal=False, opens=turn.opens)
     restore_state(mem, _expect(data.get("state", {}), dict, "state"))
     return mem
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector during a bulk load.
+
+    Reopening builds millions of small dicts that hold no cycles; the collector's passes over
+    them cost about 5-8 % of a 100,000-turn reopen, for nothing.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def restore_state(mem: Memory, state: dict[str, Any]) -> None:

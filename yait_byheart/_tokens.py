@@ -39,10 +39,15 @@ _stem_cache: dict[str, str] = dict.fromkeys(STOP_WORDS, "")
 _STEM_CACHE_MAX = 200_000
 
 
+def _make_room(n: int) -> None:
+    if len(_stem_cache) + n > _STEM_CACHE_MAX:
+        _stem_cache.clear()  # adversarial input only: start over rather than grow
+        _stem_cache.update(dict.fromkeys(STOP_WORDS, ""))
+
+
 def _stem_miss(word: str) -> str:
-    s = stem(word)
-    if len(_stem_cache) < _STEM_CACHE_MAX:
-        _stem_cache[word] = s
+    _make_room(1)
+    s = _stem_cache[word] = stem(word)
     return s
 
 
@@ -59,21 +64,20 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-def term_counts(text: str) -> Counter[str]:
+def term_counts(text: str) -> dict[str, int]:
     """How often each content-word stem occurs in `text`.
 
-    Counts the words first (in C) and stems each distinct word once: a stretch repeats most
-    of its words, so this is about twice as fast as counting `tokenize(text)`.
+    Every step but stemming a word never seen before runs in C (set difference, `map` over
+    the cache, `Counter`): reopening a 100,000-turn conversation spends most of its time here.
 
-    >>> sorted(term_counts("Ovens, oven and the OVEN!").items())
-    [('oven', 3)]
+    >>> term_counts("Ovens, oven and the OVEN!")
+    {'oven': 3}
     """
-    get = _stem_cache.get
-    out: Counter[str] = Counter()
-    for word, n in Counter(_WORD.findall(text.lower())).items():
-        s = get(word)
-        if s is None:
-            s = _stem_miss(word)
-        if s:
-            out[s] += n
-    return out
+    words = _WORD.findall(text.lower())
+    new = set(words).difference(_stem_cache)
+    _make_room(len(new))
+    for word in new:
+        _stem_cache[word] = stem(word)
+    counts = Counter(map(_stem_cache.__getitem__, words))
+    counts.pop("", None)  # stop words
+    return dict(counts)

@@ -84,7 +84,7 @@ class Index:
                 max_tf[term] = tf
             else:
                 entry[doc_id] = tf
-                if tf > max_tf[term]:
+                if tf > 1 and tf > max_tf[term]:
                     max_tf[term] = tf
 
     def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:

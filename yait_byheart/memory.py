@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Protocol
 
-from . import _persist
+from . import _persist, _retrieval
 from ._render import (
     KINDS,
     SAID,
@@ -47,10 +47,11 @@ CACHE_READ = 0.10
 MEAN_OVER_BUDGET = 2.0
 # What every chosen stretch scores anyway (speaker names, common words) says nothing about
 # which one a query needs: a stretch counts for coverage by its score above this share of the
-# weakest chosen one's. On the LoCoMo live replay at 8,000 characters, 0.75 reuses the prefix
-# on 86 % of calls with sticky recall within a point of fresh; 1.0 reached 89 % but lost 3
-# points of recall; 0.5 and 0 (plain scores) reused 85 % and 84 %.
-SHARED_SCORE = 0.75
+# weakest chosen one's. LoCoMo dev file, live replay at 8,000 characters (prefix reuse, billed
+# vs uncached) and sticky-minus-fresh evidence recall at 4,000 / 8,000: 0 -> 84.5 %, 0.357,
+# +0.3 / +0.7 points; 0.5 -> 85.6 %, 0.340, +0.1 / -0.3; 0.65 -> 86.4 %, 0.327, +0.3 / -0.4;
+# 0.75 -> 86.8 %, 0.321, -1.2 / -1.1 (more reuse, recall below the one-point bound).
+SHARED_SCORE = 0.65
 # A query keeps its 8 rarest terms (see Index.rarest). Questions have 3-8 content words and keep
 # them all: LoCoMo evidence recall moved by at most 0.002 against no cap, while a compose at
 # 100,000 turns of long chat queries went from ~10 ms to ~4 ms (eval/bench_live.py).
@@ -59,6 +60,10 @@ QUERY_TERMS = 8
 MAX_UNIT_SHARE = 0.5
 # How many zero-score units (newest first) may top up a selection that relevance left short.
 RECENCY_FILL_SCAN = 200
+# A selection stops after this many stretches in a row too large for the room left: the
+# remainder is then smaller than nearly every stretch, and hunting for one that fits scanned
+# every scored stretch (2.5 ms per call at 10k turns, 300-character stretches).
+MISFITS = 32
 
 
 class Retriever(Protocol):
@@ -181,12 +186,17 @@ class Memory:
     def _unit_limit(self) -> int:
         """The stretch size that closes a stretch at the next user turn.
 
-        Half the hard cap, so that the reply that usually follows still fits under the cap
-        and cuts keep falling on user turns.
+        A third of `chunk` (see `_retrieval`: a stretch is scored together with its
+        neighbours, so `chunk` is about the span of talk scored at once), and at most half
+        the hard cap, so that the reply that usually follows still fits under the cap and
+        cuts keep falling on user turns.
         """
-        return max(1, min(self.chunk, int(self.budget * MAX_UNIT_SHARE / 2)))
+        own = int(self.chunk * _retrieval.SETTINGS.stretch_share)
+        return max(1, min(own, int(self.budget * MAX_UNIT_SHARE / 2)))
 
     def _measure(self, text: str) -> int:
+        if self.measure is len:
+            return len(text)  # the default needs no checking (reopening calls this ~135k times)
         n = self.measure(text)
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise TypeError(
@@ -523,6 +533,7 @@ class Memory:
         weights: list[float] = []
         best: tuple[int, float] | None = None
         left = room
+        misfits = 0
         exact = self._exact_k()
         sliver = self._unit_limit // 2
         for seen, (uid, weight) in enumerate(self._ranked(query)):
@@ -540,16 +551,23 @@ class Memory:
                 if weight > 0:
                     weights.append(weight)
                 left -= size
+                misfits = 0
                 if left <= 0:
                     break
-        if not weights and best is not None:
-            return [best[0]], [best[1]]  # if no relevant stretch fits, the best goes anyway
+            else:
+                misfits += 1
+                if misfits >= MISFITS:
+                    break
+        if best is not None and sum(weights) < best[1]:
+            # If what fits is worth less than the best stretch alone (nothing fits, or only
+            # neighbours lent a share of its score), the best goes alone.
+            return [best[0]], [best[1]]
         return chosen, weights
 
     def _exact_k(self) -> int:
         """How many stretches are scored exactly: more than fit (budget / stretch size), so
         that skipping a few that do not fit still leaves the next best exact."""
-        return 8 + 3 * self.budget // (2 * self._unit_limit)
+        return 8 + self.budget // self._unit_limit
 
     def _ranked(self, query: str) -> Iterator[tuple[int, float]]:
         """Stretches best first, each with its relevance weight (0 for the recency top-up)."""
@@ -571,6 +589,16 @@ class Memory:
         k = self._exact_k()
         terms = self._index.rarest(tokenize(query), QUERY_TERMS)
         scores = self._index.top(terms, k)
+        settings = _retrieval.SETTINGS
+        if settings.context_weight > 0 and settings.context_width > 0 and scores:
+            # Only the k best pass a share to their neighbours: their scores are exact, and
+            # spreading thousands of lower bounds cost 1 ms per call at 10k turns.
+            sources = dict(heapq.nlargest(k, scores.items(), key=lambda item: item[1]))
+            shares = _retrieval.neighbour_shares(
+                sources, n_units, settings.context_weight, settings.context_width
+            )
+            for uid, share in shares.items():
+                scores[uid] = scores.get(uid, 0.0) + share
         # (score, id) pairs compare in C: best first, ties to the newer stretch.
         pairs = zip(scores.values(), scores.keys(), strict=True)
         head = heapq.nlargest(k, pairs)
@@ -689,5 +717,5 @@ def _visible(turns: Sequence[Turn]) -> bool:
     return any(not t.redacted for t in turns)
 
 
-def _unit_counts(turns: Sequence[Turn]) -> Counter[str]:
+def _unit_counts(turns: Sequence[Turn]) -> dict[str, int]:
     return term_counts("\n".join(t.shown for t in turns if not t.redacted))

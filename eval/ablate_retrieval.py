@@ -1,0 +1,72 @@
+"""Retrieval ablations on the LoCoMo dev file: byheart only, each row one retrieval setting.
+
+    PYTHONPATH=. python eval/ablate_retrieval.py                     # the table, fresh regime
+    PYTHONPATH=. python eval/ablate_retrieval.py --regimes fresh sticky
+
+Rows switch `yait_byheart._retrieval.SETTINGS` (no code edits between runs); each cell is
+evidence recall over categories 1-4, with multi-hop (category 1) after the slash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from eval.locomo.data import ANSWERABLE, load
+from eval.locomo.offline import Spec, run
+from eval.locomo.systems import Byheart
+from yait_byheart import _retrieval
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "900-char stretches, scored alone (before)": {"stretch_share": 1.0, "context_weight": 0.0},
+    "900-char stretches + neighbours 1/2": {"stretch_share": 1.0},
+    "300-char stretches, scored alone": {"context_weight": 0.0},
+    "300-char stretches + neighbours 1/2 (kept)": {},
+    "300-char stretches + neighbours 1/2, 1/4 (width 2)": {"context_width": 2},
+    "300-char stretches + neighbours 3/4": {"context_weight": 1.5},
+    "150-char stretches + neighbours, width 2": {"stretch_share": 1 / 6, "context_width": 2},
+}
+BUDGETS = (4_000, 8_000, 20_000)
+
+
+def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, float]:
+    data, name, regime, budget = job
+    convs = load(data)
+    with _retrieval.using(**VARIANTS[name]):
+        spec = Spec("byheart", regime, budget, lambda: Byheart(budget=budget, regime=regime))
+        scored = run([spec], convs, progress=False)
+    ev = [s for s in scored if s.evidence_recall is not None]
+    all_ = [s.evidence_recall or 0.0 for s in ev if s.question.category in ANSWERABLE]
+    mh = [s.evidence_recall or 0.0 for s in ev if s.question.category == 1]
+    ans = [
+        s.answer_token_recall
+        for s in scored
+        if s.answer_token_recall is not None and s.question.category in ANSWERABLE
+    ]
+    return name, regime, budget, sum(all_) / len(all_), sum(mh) / len(mh), sum(ans) / len(ans)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", default="/work/shared/data/locomo-dev.json")
+    parser.add_argument("--regimes", nargs="*", default=["fresh"])
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    jobs = [(args.data, n, r, b) for n in VARIANTS for r in args.regimes for b in BUDGETS]
+    cells: dict[tuple[str, str], list[str]] = {}
+    with ProcessPoolExecutor(args.workers) as ex:
+        for name, regime, _budget, ev, mh, ans in ex.map(one, jobs):
+            cells.setdefault((name, regime), []).append(f"{ev:.3f} / {mh:.3f} ({ans:.3f})")
+    print("| variant | regime | 4,000 | 8,000 | 20,000 |")
+    print("|---|---|---:|---:|---:|")
+    for (name, regime), row in cells.items():
+        print(f"| {name} | {regime} | " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
