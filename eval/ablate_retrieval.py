@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from eval.locomo.data import ANSWERABLE, load
 from eval.locomo.offline import Spec, run
 from eval.locomo.systems import Byheart
-from yait_byheart import _retrieval
+from yait_byheart import _retrieval, _tokens
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "900-char stretches, scored alone (before)": {"stretch_share": 1.0, "context_weight": 0.0},
@@ -30,14 +30,38 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "300-char stretches + neighbours 1/2, 1/4 (width 2)": {"context_width": 2},
     "300-char stretches + neighbours 3/4": {"context_weight": 1.5},
     "150-char stretches + neighbours, width 2": {"stretch_share": 1 / 6, "context_width": 2},
+    # Rows below start from the kept stretches; the date boost (1.25) is on unless said.
+    "kept, no date boost": {"date_boost": 0.0},
+    "kept + date boost 1.25 for when-questions (kept)": {},
+    "kept + date boost 1.5": {"date_boost": 0.5},
+    "kept + date boost 2.0": {"date_boost": 1.0},
+    "kept, no stemmer": {"_tokens": "nostem"},
+    "kept, no stop words": {"_tokens": "nostop"},
+    "kept, drop query terms in > 50 % of stretches": {"common_share": 0.5},
+    "kept, drop query terms in > 20 % of stretches": {"common_share": 0.2},
+    "kept, >= 20 stretches per budget (200 chars at 4,000)": {"min_stretches": 20},
 }
 BUDGETS = (4_000, 8_000, 20_000)
+
+
+def _switch_tokens(how: str) -> None:
+    """Tokenizer rows: index without the stemmer ("nostem") or the stop words ("nostop");
+    "" restores both. The word cache is emptied either way, as a worker runs several rows."""
+    _tokens.stem = (lambda word: word) if how == "nostem" else _STEM
+    _tokens.STOP_WORDS = frozenset() if how == "nostop" else _STOP
+    _tokens._stem_cache.clear()
+    _tokens._stem_cache.update(dict.fromkeys(_tokens.STOP_WORDS, ""))
+
+
+_STEM, _STOP = _tokens.stem, _tokens.STOP_WORDS
 
 
 def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, float]:
     data, name, regime, budget = job
     convs = load(data)
-    with _retrieval.using(**VARIANTS[name]):
+    changes = dict(VARIANTS[name])
+    _switch_tokens(changes.pop("_tokens", ""))
+    with _retrieval.using(**changes):
         spec = Spec("byheart", regime, budget, lambda: Byheart(budget=budget, regime=regime))
         scored = run([spec], convs, progress=False)
     ev = [s for s in scored if s.evidence_recall is not None]

@@ -25,8 +25,10 @@ B = 0.75
 def idf(df: int, n_docs: int) -> float:
     """Inverse document frequency of a term found in `df` of `n_docs` documents.
 
+    ln(1 + (10 - 1 + 0.5) / (1 + 0.5)) = ln(7.333) = 1.9924:
+
     >>> round(idf(1, 10), 4)
-    1.9459
+    1.9924
     """
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
@@ -133,6 +135,10 @@ class Index:
                     if tf:
                         extra_scores[i] += weight * term_weight(tf, extra_lens[i], avg_len)
         return result, extra_scores
+
+    def df(self, term: str) -> int:
+        """How many indexed documents hold `term`."""
+        return len(self._postings.get(term, ()))
 
     def _shortest(self) -> int:
         """The shortest document's length, cached until a removal may have taken it away."""

@@ -191,7 +191,10 @@ class Memory:
         the hard cap, so that the reply that usually follows still fits under the cap and
         cuts keep falling on user turns.
         """
-        own = int(self.chunk * _retrieval.SETTINGS.stretch_share)
+        settings = _retrieval.SETTINGS
+        own = int(self.chunk * settings.stretch_share)
+        if settings.min_stretches > 0:
+            own = min(own, self.budget // settings.min_stretches)
         return max(1, min(own, int(self.budget * MAX_UNIT_SHARE / 2)))
 
     def _measure(self, text: str) -> int:
@@ -587,9 +590,12 @@ class Memory:
             yield from ((u, 1.0 / (r + 1)) for r, u in enumerate(ranked))
             return
         k = self._exact_k()
-        terms = self._index.rarest(tokenize(query), QUERY_TERMS)
-        scores = self._index.top(terms, k)
         settings = _retrieval.SETTINGS
+        terms = self._index.rarest(tokenize(query), QUERY_TERMS)
+        if settings.common_share < 1.0 and len(terms) > 1:
+            limit = settings.common_share * n_units
+            terms = [t for i, t in enumerate(terms) if i == 0 or self._index.df(t) <= limit]
+        scores = self._index.top(terms, k)
         if settings.context_weight > 0 and settings.context_width > 0 and scores:
             # Only the k best pass a share to their neighbours: their scores are exact, and
             # spreading thousands of lower bounds cost 1 ms per call at 10k turns.
@@ -602,6 +608,13 @@ class Memory:
         # (score, id) pairs compare in C: best first, ties to the newer stretch.
         pairs = zip(scores.values(), scores.keys(), strict=True)
         head = heapq.nlargest(k, pairs)
+        if settings.date_boost > 0 and _retrieval.asks_when(query):
+            # A "when" question is answered by a date: among the head, stretches that carry a
+            # resolved one ("last Saturday [20 May 2023]") move up (see `_retrieval`).
+            boost = 1.0 + settings.date_boost
+            head = sorted(
+                ((s * boost if self._dated(u) else s, u) for s, u in head), reverse=True
+            )
         yield from ((u, score) for score, u in head)
         if len(head) < len(scores):  # rarely reached: the head usually fills the room
             seen = {u for _, u in head}
@@ -617,6 +630,12 @@ class Memory:
                 scanned += 1
                 if scanned >= RECENCY_FILL_SCAN:
                     return
+
+    def _dated(self, uid: int) -> bool:
+        """Whether a stretch carries a resolved date: an annotation lengthened one of its turns
+        (checked only for the few head stretches of a "when" question, so nothing is stored)."""
+        turns = self._turns[slice(*self._unit_range(uid))]
+        return any(len(t.shown) != len(t.text) for t in turns if not t.redacted)
 
     def _rebuild_everything(self) -> _Context:
         ctx = _Context(start=0, upto=0)
