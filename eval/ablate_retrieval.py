@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import ANSWERABLE, load
 from eval.locomo.offline import Spec, run
 from eval.locomo.systems import Byheart
-from yait_byheart import _retrieval, _tokens
+from yait_byheart import Memory, _retrieval, _tokens
+from yait_byheart.bm25 import Index
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "900-char stretches, scored alone (before)": {"stretch_share": 1.0, "context_weight": 0.0},
@@ -37,9 +40,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "kept + date boost 2.0": {"date_boost": 1.0},
     "kept, no stemmer": {"_tokens": "nostem"},
     "kept, no stop words": {"_tokens": "nostop"},
-    "kept, drop query terms in > 50 % of stretches": {"common_share": 0.5},
-    "kept, drop query terms in > 20 % of stretches": {"common_share": 0.2},
-    "kept, >= 20 stretches per budget (200 chars at 4,000)": {"min_stretches": 20},
+    "kept, drop query terms in > 50 % of stretches": {"_common_share": 0.5},
+    "kept, drop query terms in > 20 % of stretches": {"_common_share": 0.2},
+    "kept, >= 20 stretches per budget (200 chars at 4,000)": {"_min_stretches": 20},
 }
 BUDGETS = (4_000, 8_000, 20_000)
 
@@ -54,6 +57,25 @@ def _switch_tokens(how: str) -> None:
 
 
 _STEM, _STOP = _tokens.stem, _tokens.STOP_WORDS
+_RAREST, _UNIT_LIMIT = Index.rarest, Memory._unit_limit
+
+
+def _switch_selection(common_share: float, min_stretches: int) -> None:
+    """Dropped rows, patched here rather than kept as switches in the library: drop query terms
+    (but the rarest) found in more than `common_share` of the stretches; give a budget at least
+    `min_stretches` stretches. 1.0 and 0 restore the library's behaviour."""
+
+    def rarest(index: Index, terms: Iterable[str], n: int) -> list[str]:
+        kept = _RAREST(index, terms, n)
+        limit = common_share * len(index)
+        return kept[:1] + [t for t in kept[1:] if len(index._postings[t]) <= limit]
+
+    def unit_limit(mem: Memory) -> int:
+        own: int = _UNIT_LIMIT.fget(mem)  # type: ignore[attr-defined]
+        return min(own, mem.budget // min_stretches) if min_stretches else own
+
+    Index.rarest = rarest if common_share < 1.0 else _RAREST  # type: ignore[method-assign]
+    Memory._unit_limit = property(unit_limit) if min_stretches else _UNIT_LIMIT  # type: ignore[method-assign]
 
 
 def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, float]:
@@ -61,6 +83,7 @@ def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, fl
     convs = load(data)
     changes = dict(VARIANTS[name])
     _switch_tokens(changes.pop("_tokens", ""))
+    _switch_selection(changes.pop("_common_share", 1.0), changes.pop("_min_stretches", 0))
     with _retrieval.using(**changes):
         spec = Spec("byheart", regime, budget, lambda: Byheart(budget=budget, regime=regime))
         scored = run([spec], convs, progress=False)
@@ -77,7 +100,9 @@ def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, fl
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default="/work/shared/data/locomo-dev.json")
+    parser.add_argument(
+        "--data", default=str(DEFAULT_DATA), help="LoCoMo JSON (default: the dev file)"
+    )
     parser.add_argument("--regimes", nargs="*", default=["fresh"])
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()

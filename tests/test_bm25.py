@@ -163,12 +163,3 @@ def test_maxscore_top_k_equals_exhaustive_scoring(
     kth = min((pruned[d] for d in best), default=0.0)
     for doc, score in exact.items():
         assert doc in best or score <= kth + 1e-9
-
-
-def test_index_df_counts_documents_not_occurrences() -> None:
-    index = Index()
-    index.add(0, {"oven": 3, "deck": 1})
-    index.add(1, {"oven": 1})
-    assert (index.df("oven"), index.df("deck"), index.df("unknown")) == (2, 1, 0)
-    index.remove(0, {"oven": 3, "deck": 1})
-    assert (index.df("oven"), index.df("deck")) == (1, 0)

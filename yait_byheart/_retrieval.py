@@ -47,12 +47,6 @@ class Settings:
     # (halved again per further step), so the total spread is at most context_weight.
     context_weight: float = 1.0
     context_width: int = 1
-    # Query terms (but the rarest) found in more than this share of stretches are dropped
-    # (1.0: never). Measured and dropped: flat at 0.2-0.7; idf already discounts them.
-    common_share: float = 1.0
-    # A budget holds at least this many stretches (0: no floor). Measured and dropped: 20
-    # gives 200-char stretches at 4,000 (fresh +0.023) but sticky does not follow (+0.002).
-    min_stretches: int = 0
     # "when" questions: stretches carrying a resolved date score (1 + date_boost) times more.
     date_boost: float = 0.25
 

@@ -136,10 +136,6 @@ class Index:
                         extra_scores[i] += weight * term_weight(tf, extra_lens[i], avg_len)
         return result, extra_scores
 
-    def df(self, term: str) -> int:
-        """How many indexed documents hold `term`."""
-        return len(self._postings.get(term, ()))
-
     def _shortest(self) -> int:
         """The shortest document's length, cached until a removal may have taken it away."""
         if self._min_len is None:

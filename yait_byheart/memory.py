@@ -191,10 +191,7 @@ class Memory:
         the hard cap, so that the reply that usually follows still fits under the cap and
         cuts keep falling on user turns.
         """
-        settings = _retrieval.SETTINGS
-        own = int(self.chunk * settings.stretch_share)
-        if settings.min_stretches > 0:
-            own = min(own, self.budget // settings.min_stretches)
+        own = int(self.chunk * _retrieval.SETTINGS.stretch_share)
         return max(1, min(own, int(self.budget * MAX_UNIT_SHARE / 2)))
 
     def _measure(self, text: str) -> int:
@@ -592,9 +589,6 @@ class Memory:
         k = self._exact_k()
         settings = _retrieval.SETTINGS
         terms = self._index.rarest(tokenize(query), QUERY_TERMS)
-        if settings.common_share < 1.0 and len(terms) > 1:
-            limit = settings.common_share * n_units
-            terms = [t for i, t in enumerate(terms) if i == 0 or self._index.df(t) <= limit]
         scores = self._index.top(terms, k)
         if settings.context_weight > 0 and settings.context_width > 0 and scores:
             # Only the k best pass a share to their neighbours: their scores are exact, and
