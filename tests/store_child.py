@@ -32,8 +32,7 @@ def main(argv: list[str]) -> None:
 
     backend, location, schema, conversation, start, count = argv[:6]
     pause_at = int(argv[6]) if len(argv) > 6 else -1
-    store = (SQLiteStore(location) if backend == "sqlite"
-             else PostgresStore(location, schema=schema))
+    store = SQLiteStore(location) if backend == "sqlite" else PostgresStore(location, schema=schema)
     mem = store.open(conversation, budget=2_000)
     if len(mem) != int(start):
         print(f"expected {start} stored turns, found {len(mem)}", file=sys.stderr)

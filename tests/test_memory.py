@@ -78,6 +78,17 @@ def test_passthrough_fits_the_budget_exactly_as_sent() -> None:
     assert r["mode"] == "passthrough" and r["chars"] <= 200
 
 
+def test_joined_assistant_turns_are_counted_with_their_join() -> None:
+    """Two assistant turns in a row travel as one message joined by a blank line: the join's
+    two characters count against the budget (they once pushed a fresh call 2 over it)."""
+    mem = Memory(budget=10_000)
+    mem.append("user", "u" * 10)
+    mem.append("assistant", "a" * 10)
+    mem.append("assistant", "b" * 10)
+    r = mem.compose("q")
+    assert r["size"] == r["chars"] == 10 + 10 + 2 + 10 + 1
+
+
 def test_empty_memory_sends_only_the_query() -> None:
     r = Memory().compose("hello")
     assert texts(r) == ["hello"]

@@ -39,8 +39,9 @@ from store_child import turn_text  # noqa: E402
 
 PG_DSN = os.environ.get("BYHEART_TEST_PG_DSN", "")
 # CI must test PostgreSQL (issue 7): there, a missing server is a failure, not a skip.
-PG_REQUIRED = (os.environ.get("BYHEART_TEST_PG_REQUIRED") == "1"
-               or os.environ.get("CI", "").lower() == "true")
+PG_REQUIRED = (
+    os.environ.get("BYHEART_TEST_PG_REQUIRED") == "1" or os.environ.get("CI", "").lower() == "true"
+)
 
 Store = SQLiteStore | PostgresStore
 
@@ -74,16 +75,26 @@ class Backend:
             return SQLiteStore(self.location, **kwargs)
         return PostgresStore(self.location, schema=self.schema, **kwargs)
 
-    def child(self, conversation: str, start: int, count: int,
-              pause_at: int = -1) -> subprocess.Popen[str]:
-        args = [sys.executable, str(CHILD), self.kind, self.location, self.schema or "-",
-                conversation, str(start), str(count)]
+    def child(
+        self, conversation: str, start: int, count: int, pause_at: int = -1
+    ) -> subprocess.Popen[str]:
+        args = [
+            sys.executable,
+            str(CHILD),
+            self.kind,
+            self.location,
+            self.schema or "-",
+            conversation,
+            str(start),
+            str(count),
+        ]
         if pause_at >= 0:
             args.append(str(pause_at))
         path = [p for p in (os.environ.get("PYTHONPATH"), str(HERE.parent)) if p]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                env=env)
+        proc = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
         assert proc.stdout is not None
         assert proc.stdout.readline() == "ready\n", "the child could not open the store"
         return proc
@@ -110,8 +121,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
     reason = pg_unavailable()
     if reason:
         if PG_REQUIRED:
-            pytest.fail(f"PostgreSQL is required here (CI or BYHEART_TEST_PG_REQUIRED=1) but "
-                        f"{reason}")
+            pytest.fail(
+                f"PostgreSQL is required here (CI or BYHEART_TEST_PG_REQUIRED=1) but {reason}"
+            )
         pytest.skip(reason)
     schema = "t_" + uuid.uuid4().hex[:12]
     yield Backend("postgres", PG_DSN, schema)
@@ -252,8 +264,11 @@ def test_conversations_by_user_and_delete(backend: Backend) -> None:
 def test_unknown_ids_are_clear_errors(backend: Backend) -> None:
     with backend.store() as store:
         store.open("known").append("user", "kept")
-        for call in (lambda: store.export("nope"), lambda: store.delete("nope"),
-                     lambda: store.open("nope", create=False)):
+        for call in (
+            lambda: store.export("nope"),
+            lambda: store.delete("nope"),
+            lambda: store.open("nope", create=False),
+        ):
             with pytest.raises(UnknownConversationError, match="no conversation 'nope'") as info:
                 call()
             assert isinstance(info.value, ValueError) and isinstance(info.value, KeyError)
@@ -482,12 +497,14 @@ def test_a_schema_from_a_newer_version_is_refused_and_kept(backend: Backend) -> 
     with backend.store() as store:
         store.open("c").append("user", "written by the old version")
     table = "meta" if backend.kind == "sqlite" else "{s}.meta"
-    backend.sql(f"UPDATE {table} SET value = %s WHERE key = 'schema_version'",
-                (str(SCHEMA_VERSION + 1),))
+    backend.sql(
+        f"UPDATE {table} SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),)
+    )
     with pytest.raises(ValueError, match="newer yait_byheart"):
         backend.store()
-    backend.sql(f"UPDATE {table} SET value = %s WHERE key = 'schema_version'",
-                (str(SCHEMA_VERSION),))
+    backend.sql(
+        f"UPDATE {table} SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+    )
     with backend.store() as store:
         assert texts(store.open("c")) == ["written by the old version"]
 
@@ -536,8 +553,11 @@ def test_store_settings_are_checked() -> None:
 WORDS = ["pricing", "euro", "marathon", "rain", "garden", "orchid", "cello", "invoice", "ferry"]
 OPS = st.lists(
     st.one_of(
-        st.tuples(st.just("append"), st.sampled_from(["user", "assistant"]),
-                  st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)),
+        st.tuples(
+            st.just("append"),
+            st.sampled_from(["user", "assistant"]),
+            st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join),
+        ),
         st.tuples(st.just("compose"), st.sampled_from(WORDS), st.just("")),
         st.tuples(st.just("redact"), st.integers(0, 40), st.just("")),
         st.tuples(st.just("reopen"), st.just(""), st.just("")),
@@ -546,8 +566,9 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=30, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(ops=OPS)
 def test_any_sequence_of_calls_survives_reopening(backend: Backend, ops: list[Any]) -> None:
     name = uuid.uuid4().hex  # a fresh conversation per example, in the test's one store

@@ -27,6 +27,7 @@ from . import _persist, _retrieval
 from ._render import (
     KINDS,
     SAID,
+    TURN_JOIN,
     Turn,
     assemble,
     render_external,
@@ -606,9 +607,7 @@ class Memory:
             # A "when" question is answered by a date: among the head, stretches that carry a
             # resolved one ("last Saturday [20 May 2023]") move up (see `_retrieval`).
             boost = 1.0 + settings.date_boost
-            head = sorted(
-                ((s * boost if self._dated(u) else s, u) for s, u in head), reverse=True
-            )
+            head = sorted(((s * boost if self._dated(u) else s, u) for s, u in head), reverse=True)
         yield from ((u, score) for score, u in head)
         if len(head) < len(scores):  # rarely reached: the head usually fills the room
             seen = {u for _, u in head}
@@ -656,7 +655,12 @@ class Memory:
             with_when = i == ctx.start or turn.when != self._turns[i - 1].when
             named = not ctx.items and turn.role == "assistant"
             ctx.texts.append(render_ordinary(turn, with_when=with_when, named=named))
-            ctx.sizes.append(self._measure(ctx.texts[-1]))
+            size = self._measure(ctx.texts[-1])
+            if turn.role == "assistant" and len(ctx.items) > 1:
+                last_kind, last = ctx.items[-1]
+                if last_kind == "t" and self._turns[last].role == "assistant":
+                    size += self._measure(TURN_JOIN)  # assemble joins the two messages
+            ctx.sizes.append(size)
         ctx.items.append((kind, i))
 
     def _extend(self, ctx: _Context, units: list[int]) -> None:
