@@ -35,8 +35,11 @@ Store = SQLiteStore | PostgresStore
 
 def make_texts(n: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
-    vocab = [f"{rng.choice('bcdfglmnprst')}{rng.choice('aeiou')}{rng.choice('nrstlm')}"
-             f"{rng.choice('aeiouy')}{k}" for k in range(400)]
+    vocab = [
+        f"{rng.choice('bcdfglmnprst')}{rng.choice('aeiou')}{rng.choice('nrstlm')}"
+        f"{rng.choice('aeiouy')}{k}"
+        for k in range(400)
+    ]
     return [" ".join(rng.choices(vocab, k=28)) for _ in range(n)]
 
 
@@ -63,8 +66,9 @@ def pct(values: list[int], q: float) -> float:
     return float(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
 
 
-def bench(label: str, make_store: Callable[[], Store], appends: int, turns: int,
-          big: dict[str, Any]) -> dict[str, str]:
+def bench(
+    label: str, make_store: Callable[[], Store], appends: int, turns: int, big: dict[str, Any]
+) -> dict[str, str]:
     texts = make_texts(appends, seed=11)
     with make_store() as store:
         lat = time_appends(store.open("appends", budget=20_000), texts)
@@ -100,8 +104,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=100_000, help="turns for the reopen test")
     parser.add_argument("--appends", type=int, default=3_000, help="appends timed per store")
-    parser.add_argument("--pg", default=os.environ.get("BYHEART_TEST_PG_DSN", ""),
-                        help="a PostgreSQL DSN to measure too (default $BYHEART_TEST_PG_DSN)")
+    parser.add_argument(
+        "--pg",
+        default=os.environ.get("BYHEART_TEST_PG_DSN", ""),
+        help="a PostgreSQL DSN to measure too (default $BYHEART_TEST_PG_DSN)",
+    )
     args = parser.parse_args()
 
     print(f"building a {args.turns:,}-turn conversation...", file=sys.stderr)
@@ -112,22 +119,39 @@ def main() -> None:
 
     rows = []
     baseline = time_appends(Memory(budget=20_000), make_texts(args.appends, seed=11))
-    rows.append({"store": "Memory alone (no store)",
-                 "append median": us(statistics.median(baseline)),
-                 "append p95": us(pct(baseline, 0.95))})
+    rows.append(
+        {
+            "store": "Memory alone (no store)",
+            "append median": us(statistics.median(baseline)),
+            "append p95": us(pct(baseline, 0.95)),
+        }
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for sync in ("NORMAL", "FULL"):
             path = os.path.join(tmp, f"{sync}.db")
             print(f"SQLite synchronous={sync}...", file=sys.stderr)
-            rows.append(bench(f"SQLite, synchronous={sync}", sqlite_factory(path, sync),
-                              args.appends, args.turns, big))
+            rows.append(
+                bench(
+                    f"SQLite, synchronous={sync}",
+                    sqlite_factory(path, sync),
+                    args.appends,
+                    args.turns,
+                    big,
+                )
+            )
     if args.pg:
         schema = "bench_" + uuid.uuid4().hex[:10]
         print("PostgreSQL...", file=sys.stderr)
         try:
-            rows.append(bench("PostgreSQL (server's synchronous_commit)",
-                              lambda: PostgresStore(args.pg, schema=schema),
-                              args.appends, args.turns, big))
+            rows.append(
+                bench(
+                    "PostgreSQL (server's synchronous_commit)",
+                    lambda: PostgresStore(args.pg, schema=schema),
+                    args.appends,
+                    args.turns,
+                    big,
+                )
+            )
         finally:
             import psycopg
 

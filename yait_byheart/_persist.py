@@ -144,6 +144,7 @@ def from_dict(cls: type[Memory], raw: object, overrides: dict[str, Any]) -> Memo
         turns = [read_turn(r, i) for i, r in enumerate(raw_turns)]
         for turn in turns:
             mem._add_turn(turn, journal=False, opens=turn.opens)
+        mem._index_closed()  # reopened means ready: the first compose pays nothing extra
     restore_state(mem, _expect(data.get("state", {}), dict, "state"))
     return mem
 

@@ -190,7 +190,9 @@ class Index:
         scores: dict[int, float] = {}
         get = scores.get
         for i, term in enumerate(terms):
-            if len(scores) >= k:
+            # The k-th score is at most the best one: when even that cannot beat what the terms
+            # left may add, skip the costlier k-th search (max runs in C).
+            if len(scores) >= k and max(scores.values()) > left_bound[i]:
                 kth = heapq.nlargest(k, scores.values())[-1]
                 if kth > left_bound[i]:
                     # No unseen document can reach the top k: finish only those that might.

@@ -307,13 +307,21 @@ class Memory:
         self._total_size += size
 
     def _close_stretch(self, end: int) -> None:
-        uid = len(self._unit_starts)
         self._unit_starts.append(self._open_start)
         turns = self._turns[self._open_start : end]
-        self._index.add(uid, _unit_counts(turns))
         self._unit_sizes.append(self._measure(render_unit(turns)) if _visible(turns) else 0)
         self._open_start = end
         self._open_size = 0
+
+    def _index_closed(self) -> None:
+        """Index the stretches closed since the last call that needed the index.
+
+        Deferred from append to compose: a stretch closes on about every other user turn, and
+        indexing it then (~100-200 us into large, cache-cold postings at 100,000 turns) made
+        that append the median one. A compose indexes the one or two closed since the last.
+        """
+        for uid in range(len(self._index), len(self._unit_starts)):
+            self._index.add(uid, _unit_counts(self._turns[slice(*self._unit_range(uid))]))
 
     def _unit_range(self, uid: int) -> tuple[int, int]:
         end = self._unit_starts[uid + 1] if uid + 1 < len(self._unit_starts) else self._open_start
@@ -342,6 +350,7 @@ class Memory:
                 self._journal.state_changed(_persist.state_record(self))
 
     def _apply_redaction(self, index: int, new: Turn) -> None:
+        self._index_closed()
         uid = bisect_right(self._unit_starts, index) - 1
         closed = uid >= 0 and index < self._unit_range(uid)[1]
         if closed:
@@ -587,6 +596,7 @@ class Memory:
             ranked = (u for u in self.retriever.rank(query) if 0 <= u < n_units)
             yield from ((u, 1.0 / (r + 1)) for r, u in enumerate(ranked))
             return
+        self._index_closed()
         k = self._exact_k()
         settings = _retrieval.SETTINGS
         terms = self._index.rarest(tokenize(query), QUERY_TERMS)
@@ -594,7 +604,8 @@ class Memory:
         if settings.context_weight > 0 and settings.context_width > 0 and scores:
             # Only the k best pass a share to their neighbours: their scores are exact, and
             # spreading thousands of lower bounds cost 1 ms per call at 10k turns.
-            sources = dict(heapq.nlargest(k, scores.items(), key=lambda item: item[1]))
+            best = heapq.nlargest(k, zip(scores.values(), scores.keys(), strict=True))
+            sources = {u: score for score, u in best}
             shares = _retrieval.neighbour_shares(
                 sources, n_units, settings.context_weight, settings.context_width
             )
@@ -685,6 +696,7 @@ class Memory:
         candidates = _persist.check_candidates(found)
         if not candidates:
             return "", []
+        self._index_closed()
         counts = [Counter(tokenize(text)) for text, _ in candidates]
         unit_scores, ext_scores = self._index.scores(tokenize(query), counts)
         best_unit = max(unit_scores.values(), default=0.0)
