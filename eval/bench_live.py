@@ -101,6 +101,9 @@ def main() -> None:
     parser.add_argument("--timed", type=int, default=500, help="user turns timed at the end")
     args = parser.parse_args()
     print(f"budget {args.budget:,} characters; last {args.timed} user turns timed", flush=True)
+    # The same code runs up to ~2x slower on a busy or throttled shared machine: a fixed loop,
+    # timed before and after, says how fast this machine was during the run.
+    print(f"calibration before: {calibrate():.3f} s for 3 million loop additions", flush=True)
     print("| turns | append median | append p95 | compose median | compose p95 | peak memory |")
     print("|---:|---:|---:|---:|---:|---:|")
     for n in args.turns:
@@ -111,6 +114,15 @@ def main() -> None:
             f"| {r['peak_mb']:.0f} MB |",
             flush=True,
         )
+    print(f"calibration after: {calibrate():.3f} s for 3 million loop additions", flush=True)
+
+
+def calibrate() -> float:
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(3_000_000):
+        total += i
+    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

@@ -611,9 +611,13 @@ class Memory:
             )
             for uid, share in shares.items():
                 scores[uid] = scores.get(uid, 0.0) + share
-        # (score, id) pairs compare in C: best first, ties to the newer stretch.
-        pairs = zip(scores.values(), scores.keys(), strict=True)
-        head = heapq.nlargest(k, pairs)
+            # Shares only raise scores, so the new head lies within the old head and the
+            # neighbours it lent to: no need to search every scored stretch again.
+            pool = sources.keys() | shares.keys()
+            head = heapq.nlargest(k, ((scores[u], u) for u in pool))
+        else:
+            # (score, id) pairs compare in C: best first, ties to the newer stretch.
+            head = heapq.nlargest(k, zip(scores.values(), scores.keys(), strict=True))
         if settings.date_boost > 0 and _retrieval.asks_when(query):
             # A "when" question is answered by a date: among the head, stretches that carry a
             # resolved one ("last Saturday [20 May 2023]") move up (see `_retrieval`).
