@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from yait_byheart import Memory, _retrieval
-from yait_byheart._retrieval import neighbour_shares, smooth
+from yait_byheart._retrieval import neighbour_shares
 
 
 def test_neighbour_shares_by_hand() -> None:
@@ -15,11 +15,6 @@ def test_neighbour_shares_by_hand() -> None:
     # width 2 halves the share at distance 2: 8 -> 4 at distance 1, 2 at distance 2.
     assert neighbour_shares({5: 8.0}, 10, 1.0, 2) == {4: 4.0, 6: 4.0, 3: 2.0, 7: 2.0}
     assert neighbour_shares({5: 8.0}, 10, 0.0, 2) == {}
-
-
-def test_smooth_adds_own_score_and_shares() -> None:
-    # 1: 2 + 4/2 = 4; 2: 4 + 2/2 = 5; 0: 0 + 2/2 = 1.
-    assert smooth({1: 2.0, 2: 4.0}, 3, 1.0, 1) == {1: 4.0, 2: 5.0, 0: 1.0}
 
 
 def test_using_switches_and_restores_settings() -> None:

@@ -24,8 +24,8 @@ expecting a date and prefer passages holding one). Temporal questions, fresh, 4,
 The settings are private and switchable (`using`) only so that the ablation runner,
 `eval/ablate_retrieval.py`, can rerun every row of that table from one command.
 
->>> smooth({2: 4.0}, 5, 1.0, 1)
-{2: 4.0, 1: 2.0, 3: 2.0}
+>>> neighbour_shares({2: 4.0}, 5, 1.0, 1)
+{1: 2.0, 3: 2.0}
 """
 
 from __future__ import annotations
@@ -100,16 +100,4 @@ def neighbour_shares(
                 if 0 <= near < n_units:
                     out[near] = get(near, 0.0) + share
             share /= 2
-    return out
-
-
-def smooth(scores: dict[int, float], n_units: int, weight: float, width: int) -> dict[int, float]:
-    """Each stretch's own score plus its `neighbour_shares`; unscored neighbours get theirs.
-
-    >>> smooth({1: 2.0, 2: 4.0}, 3, 1.0, 1)
-    {1: 4.0, 2: 5.0, 0: 1.0}
-    """
-    out = dict(scores)
-    for uid, share in neighbour_shares(scores, n_units, weight, width).items():
-        out[uid] = out.get(uid, 0.0) + share
     return out
