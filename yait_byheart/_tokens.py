@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 
 from ._stem import stem
 
@@ -39,45 +40,33 @@ _stem_cache: dict[str, str] = dict.fromkeys(STOP_WORDS, "")
 _STEM_CACHE_MAX = 200_000
 
 
-def _make_room(n: int) -> None:
-    if len(_stem_cache) + n > _STEM_CACHE_MAX:
+def _stems(text: str) -> Iterator[str]:
+    """The stem of every word of `text`, "" for a stop word, in order.
+
+    Every step but stemming a word never seen before runs in C (set difference, `map` over
+    the cache): reopening a 100,000-turn conversation spends most of its time here.
+    """
+    words = _WORD.findall(text.lower())
+    new = set(words).difference(_stem_cache)
+    if len(_stem_cache) + len(new) > _STEM_CACHE_MAX:
         _stem_cache.clear()  # adversarial input only: start over rather than grow
         _stem_cache.update(dict.fromkeys(STOP_WORDS, ""))
-
-
-def _stem_miss(word: str) -> str:
-    _make_room(1)
-    s = _stem_cache[word] = stem(word)
-    return s
+    for word in new:
+        _stem_cache[word] = stem(word)
+    return map(_stem_cache.__getitem__, words)
 
 
 def tokenize(text: str) -> list[str]:
     """Content-word stems of `text`, in order, repeats kept."""
-    get = _stem_cache.get
-    out = []
-    for word in _WORD.findall(text.lower()):
-        s = get(word)
-        if s is None:
-            s = _stem_miss(word)
-        if s:
-            out.append(s)
-    return out
+    return [s for s in _stems(text) if s]
 
 
 def term_counts(text: str) -> dict[str, int]:
     """How often each content-word stem occurs in `text`.
 
-    Every step but stemming a word never seen before runs in C (set difference, `map` over
-    the cache, `Counter`): reopening a 100,000-turn conversation spends most of its time here.
-
     >>> term_counts("Ovens, oven and the OVEN!")
     {'oven': 3}
     """
-    words = _WORD.findall(text.lower())
-    new = set(words).difference(_stem_cache)
-    _make_room(len(new))
-    for word in new:
-        _stem_cache[word] = stem(word)
-    counts = Counter(map(_stem_cache.__getitem__, words))
+    counts = Counter(_stems(text))
     counts.pop("", None)  # stop words
     return dict(counts)
