@@ -25,7 +25,23 @@ pg_bin() {
     fi
 }
 
+as_pg() {
+    if [ "$(id -u)" = 0 ]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
 bin="$(pg_bin)"
+if [ "${1:-}" = stop ]; then
+    # `bash .ci/postgres.sh stop`: end the server so nothing outlives the run that started it.
+    if [ -n "$bin" ] && [ -d "$dir/data" ]; then
+        as_pg "$bin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
+    fi
+    exit 0
+fi
+
 if [ -z "$bin" ]; then
     echo "postgres.sh: installing PostgreSQL from Debian's packages"
     export DEBIAN_FRONTEND=noninteractive
@@ -45,13 +61,6 @@ fi
 if ! id postgres >/dev/null 2>&1; then
     useradd --system --home-dir /var/lib/postgresql --shell /bin/sh postgres
 fi
-as_pg() {
-    if [ "$(id -u)" = 0 ]; then
-        runuser -u postgres -- "$@"
-    else
-        "$@"
-    fi
-}
 
 emit() {
     local port
@@ -83,7 +92,9 @@ chmod 700 "$dir"
 # and initdb without them spends most of its ~2 s in fsync.
 as_pg "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log"; exit 1; }
-as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
+# `3>&-`: the server must not inherit fd 3 (the caller's $(...) pipe); if it does, the
+# caller's command substitution waits for the server to exit, i.e. forever (CI timed out so).
+as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start 3>&- </dev/null -o \
     "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir \
      -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=50" \
     >/dev/null || { cat "$dir/server.log"; exit 1; }
