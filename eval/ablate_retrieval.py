@@ -52,8 +52,7 @@ def _switch_tokens(how: str) -> None:
     "" restores both. The word cache is emptied either way, as a worker runs several rows."""
     _tokens.stem = (lambda word: word) if how == "nostem" else _STEM
     _tokens.STOP_WORDS = frozenset() if how == "nostop" else _STOP
-    _tokens._stem_cache.clear()
-    _tokens._stem_cache.update(dict.fromkeys(_tokens.STOP_WORDS, ""))
+    _tokens.clear_cache()
 
 
 _STEM, _STOP = _tokens.stem, _tokens.STOP_WORDS

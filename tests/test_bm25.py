@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from yait_byheart import BM25
 from yait_byheart._stem import stem
-from yait_byheart._tokens import term_counts, tokenize
+from yait_byheart._tokens import _WORD, _words, term_counts, tokenize
 from yait_byheart.bm25 import Index, idf, term_weight
 
 # Final outputs of Porter's algorithm for words exercising each step (Porter 1980, the
@@ -51,6 +51,19 @@ def test_tokenize_keeps_single_characters_and_digits() -> None:
     assert tokenize("Plan B costs 5 x 3") == ["plan", "b", "cost", "5", "x", "3"]
     assert tokenize("snake_case") == ["snake", "case"]
     assert tokenize("Café Zürich 2023") == ["café", "zürich", "2023"]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)) | st.text())
+def test_the_ascii_fast_path_finds_the_same_words_as_the_pattern(text: str) -> None:
+    # ASCII text is split with bytes.translate; it must find exactly what the regex finds.
+    words = [w.decode() if isinstance(w, bytes) else w for w in _words(text)]
+    assert words == _WORD.findall(text.lower())
+
+
+def test_ascii_and_unicode_spellings_of_a_word_share_a_stem() -> None:
+    # "running" reaches the cache once as bytes (ASCII text) and once as str (non-ASCII text).
+    assert tokenize("Running late!") == ["run", "late"]
+    assert tokenize("Running — late") == ["run", "late"]
 
 
 def test_idf_and_term_weight_by_hand() -> None:
@@ -104,6 +117,36 @@ def test_scores_equal_the_reference(docs: list[list[str]], query: list[str]) -> 
     got = BM25().fit([" ".join(d) for d in docs]).scores(" ".join(query))
     tokenized = [tokenize(" ".join(d)) for d in docs]
     assert got == pytest.approx(reference_bm25(tokenized, tokenize(" ".join(query))))
+
+
+@given(
+    st.lists(st.lists(words, min_size=1, max_size=8), min_size=1, max_size=12),
+    st.lists(words, min_size=1, max_size=3),
+    st.integers(0, 11),
+)
+def test_a_dumped_index_loads_back_with_the_same_scores(
+    docs: list[list[str]], query: list[str], removed: int
+) -> None:
+    index = Index()
+    for i, doc in enumerate(docs):
+        index.add(i, Counter(doc))
+    if removed < len(docs):
+        index.remove(removed, Counter(docs[removed]))
+    loaded = Index.load(index.dump())
+    assert len(loaded) == len(index)
+    assert loaded.scores(query) == index.scores(query)
+    assert loaded.top(query, 2) == index.top(query, 2)
+    assert loaded.rarest(query, 2) == index.rarest(query, 2)
+
+
+def test_damaged_index_bytes_are_refused() -> None:
+    index = Index()
+    index.add(0, {"oven": 2, "deck": 1})
+    index.add(1, {"oven": 1})
+    data = index.dump()
+    for broken in (b"", b"nonsense bytes", data[:-3], data[:20], b"XXXX" + data[4:]):
+        with pytest.raises(ValueError, match="Index.load"):
+            Index.load(broken)
 
 
 @given(st.lists(st.lists(words, min_size=1, max_size=8), min_size=2, max_size=10), words)

@@ -23,7 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yait_byheart import Memory
+from yait_byheart import Memory, _persist
+from yait_byheart import store as store_module
 from yait_byheart.store import (
     SCHEMA_VERSION,
     PostgresStore,
@@ -507,6 +508,135 @@ def test_a_schema_from_a_newer_version_is_refused_and_kept(backend: Backend) -> 
     )
     with backend.store() as store:
         assert texts(store.open("c")) == ["written by the old version"]
+
+
+# -- index snapshots ----------------------------------------------------------------------------
+
+
+def snapshot_rows(backend: Backend) -> int:
+    if backend.kind == "sqlite":
+        db = sqlite3.connect(backend.location)
+        (n,) = db.execute("SELECT count(*) FROM snapshots").fetchone()
+        db.close()
+        return int(n)
+    import psycopg
+
+    with psycopg.connect(backend.location, autocommit=True) as conn:
+        row = conn.execute(f"SELECT count(*) FROM {backend.schema}.snapshots").fetchone()
+        return int(row[0])
+
+
+def long_memory(turns: int = 60) -> Memory:
+    mem = Memory(budget=BUDGET)
+    for k in range(turns):
+        role, text = SCRIPT[k % len(SCRIPT)]
+        mem.append(role, f"{text} (round {k // len(SCRIPT)})", when=WHEN)
+    return mem
+
+
+def test_reopening_loads_the_index_snapshot_and_composes_as_before(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reference = long_memory()
+    restored: list[int] = []
+    real_load = _persist.load
+
+    def spy(*args: Any) -> tuple[Memory, int]:
+        mem, n = real_load(*args)
+        restored.append(n)
+        return mem, n
+
+    monkeypatch.setattr(_persist, "load", spy)
+    with backend.store() as store:
+        store.import_("c", reference.to_dict())
+    assert snapshot_rows(backend) == 1  # import writes it
+    with backend.store() as store:
+        again = store.open("c")
+        # Every stretch came from the snapshot; none was re-indexed.
+        assert restored[-1] == len(reference._unit_starts) > 10
+        for query in ("how was the marathon in round 3?", "VAT on the invoice", "cello"):
+            assert again.compose(query) == reference.compose(query)
+
+
+def test_closing_refreshes_the_snapshot_of_a_grown_conversation(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "SNAPSHOT_EVERY", 5)
+    reference = Memory(budget=BUDGET)
+    with backend.store() as store:
+        mem = store.open("c", budget=BUDGET)
+        for m in (mem, reference):
+            for k in range(8):
+                m.append(*SCRIPT[k], when=WHEN)
+        assert snapshot_rows(backend) == 0  # three stretches so far: below the threshold
+        for m in (mem, reference):
+            for k in range(8, 40):
+                m.append(*SCRIPT[k % len(SCRIPT)], when=WHEN)
+    assert snapshot_rows(backend) == 1  # written on close
+    with backend.store() as store:
+        _mem, restored = _persist.load(
+            Memory,
+            store.export("c"),
+            {},
+            store._b_load("c").snapshot,  # type: ignore[union-attr]
+        )
+        assert restored == len(reference._unit_starts)
+        assert store.open("c").compose("pricing") == reference.compose("pricing")
+
+
+def test_redaction_deletes_the_snapshot_with_the_words_it_indexed(tmp_path: Path) -> None:
+    path = str(tmp_path / "chats.db")
+    mem = long_memory(30)
+    mem.append("user", "the zebras of Quokkaville ate my invoice")
+    mem.append("user", "and then the ferry left")  # closes the stretch above: now it is indexed
+    with SQLiteStore(path) as store:
+        store.import_("c", mem.to_dict())
+        # The snapshot holds stems ("quokkavil"), not the words: check the stem itself.
+        assert b"quokkavil" in file_bytes(path)
+        bound = store.open("c")
+        bound.redact(len(bound) - 2)
+        assert b"quokkavil" not in file_bytes(path) and b"Quokkaville" not in file_bytes(path)
+        bound.append("user", "so the invoice is gone")
+    with SQLiteStore(path) as store:
+        out = store.open("c").compose("quokkaville zebras")
+        assert "Quokkaville" not in str(out["messages"][:-1])  # the last one is the query
+        assert len(mem) - 2 not in out["included"]
+
+
+def test_a_snapshot_that_does_not_match_the_rows_is_ignored() -> None:
+    reference = long_memory()
+    # A prefix of the same conversation is a valid snapshot: the rest is indexed on top.
+    prefix = _persist.index_snapshot(long_memory(40))
+    mem, restored = _persist.load(Memory, reference.to_dict(), {}, prefix)
+    assert restored == 39
+    # Same stretch boundaries, other words: refused (the texts' checksum differs).
+    other = Memory(budget=BUDGET)
+    for k in range(60):
+        role, text = SCRIPT[k % len(SCRIPT)]
+        other.append(role, f"{text[::-1]} (round {k // len(SCRIPT)})", when=WHEN)
+    assert other._unit_starts == reference._unit_starts
+    stale = _persist.index_snapshot(other)
+    assert _persist.load(Memory, reference.to_dict(), {}, stale)[1] == 0
+    redacted = long_memory()
+    redacted.redact(3)
+    snapshot = _persist.index_snapshot(redacted)
+    assert _persist.load(Memory, reference.to_dict(), {}, snapshot)[1] == 0
+    for broken in (b"", b"BHSN", snapshot[:-7], b"x" * 64):
+        assert _persist.load(Memory, reference.to_dict(), {}, broken)[1] == 0
+    assert _persist.load(Memory, reference.to_dict(), {}, _persist.index_snapshot(reference))[1] > 0
+    assert mem.compose("marathon") == reference.compose("marathon")
+
+
+def test_a_store_of_the_previous_schema_is_upgraded_in_place(backend: Backend) -> None:
+    with backend.store() as store:
+        store.open("c").append("user", "written by schema 1")
+    table = "meta" if backend.kind == "sqlite" else "{s}.meta"
+    backend.sql("DROP TABLE snapshots" if backend.kind == "sqlite" else "DROP TABLE {s}.snapshots")
+    backend.sql(f"UPDATE {table} SET value = '1' WHERE key = 'schema_version'")
+    with backend.store() as store:
+        assert texts(store.open("c")) == ["written by schema 1"]
+        store.import_("d", long_memory().to_dict())
+    assert snapshot_rows(backend) == 1
 
 
 def test_a_turn_removed_behind_the_stores_back_is_reported_not_shifted(backend: Backend) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ._stem import stem
 
@@ -33,11 +33,37 @@ STOP_WORDS = frozenset(
     """.split()
 )
 
-# word -> its stem, or "" for a stop word: one dict lookup per word on the hot path.
-_stem_cache: dict[str, str] = dict.fromkeys(STOP_WORDS, "")
+# word -> its stem, or "" for a stop word: one dict lookup per word on the hot path. ASCII
+# words are cached as bytes (see _ascii_words), every other word as str.
+_stem_cache: dict[str | bytes, str] = {}
 # The vocabulary of a conversation is small next to its length; the cache bound only
 # guards against adversarial input (random strings) growing it without end.
 _STEM_CACHE_MAX = 200_000
+
+# ASCII text (98.7 % of LoCoMo's turns) is split in C: translate maps A-Z to a-z and every byte
+# that is not a letter or digit to a space, and split() cuts at the spaces. The words are those
+# `_WORD` finds in the lower-cased text, 4x faster (1.33 s -> 0.31 s for 50,000 stretches of
+# 320 characters, most of reopening a 100,000-turn conversation).
+_ASCII_FOLD = bytes(
+    c + 32 if 65 <= c <= 90 else c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256)
+)
+
+
+def clear_cache() -> None:
+    """Forget every cached stem (for callers that switch STOP_WORDS or the stemmer)."""
+    _stem_cache.clear()
+    _stem_cache.update(dict.fromkeys(STOP_WORDS, ""))
+    _stem_cache.update(dict.fromkeys((w.encode() for w in STOP_WORDS), ""))
+
+
+clear_cache()
+
+
+def _words(text: str) -> Sequence[str | bytes]:
+    """The lower-cased words of `text` (bytes when `text` is ASCII, so they split in C)."""
+    if text.isascii():
+        return text.encode().translate(_ASCII_FOLD).split()
+    return _WORD.findall(text.lower())
 
 
 def _stems(text: str) -> Iterator[str]:
@@ -46,13 +72,13 @@ def _stems(text: str) -> Iterator[str]:
     Every step but stemming a word never seen before runs in C (set difference, `map` over
     the cache): reopening a 100,000-turn conversation spends most of its time here.
     """
-    words = _WORD.findall(text.lower())
+    words = _words(text)
     new = set(words).difference(_stem_cache)
-    if len(_stem_cache) + len(new) > _STEM_CACHE_MAX:
-        _stem_cache.clear()  # adversarial input only: start over rather than grow
-        _stem_cache.update(dict.fromkeys(STOP_WORDS, ""))
-    for word in new:
-        _stem_cache[word] = stem(word)
+    if new:
+        if len(_stem_cache) + len(new) > _STEM_CACHE_MAX:
+            clear_cache()  # adversarial input only: start over rather than grow
+        for word in new:  # stop words are in the cache already
+            _stem_cache[word] = stem(word.decode() if isinstance(word, bytes) else word)
     return map(_stem_cache.__getitem__, words)
 
 
