@@ -10,7 +10,7 @@ from itertools import pairwise
 import pytest
 
 from yait_byheart import DERIVED, SUPPLIED, Memory
-from yait_byheart._render import EXTERNAL_MARKER, MEMORY_MARKER
+from yait_byheart._render import EXTERNAL_MARKER, MEMORY_MARKER, Turn, render_unit
 
 
 def texts(result: dict) -> list[str]:
@@ -187,6 +187,53 @@ def test_none_fits_then_the_best_goes_anyway() -> None:
     mem.append("user", "next")
     r = mem.compose("apples " * 10)
     assert 0 in r["included"]
+
+
+def adjacent_memory(budget: int, **kw: object) -> Memory:
+    """Two adjacent stretches about the violin among eight others, one exchange per stretch."""
+    fill = ["garden beds", "the train leaves at noon", "risotto needs rice", "chess club"]
+    fill += ["paint the fence", "new tyres", "tax forms due", "dentist on friday"]
+    talk = [("the violin lesson moved", "ok"), ("violin teacher is new", "fine")]
+    talk += [(f, "noted") for f in fill] + [("weather talk", "sure")]
+    mem = Memory(budget=budget, chunk=30, **kw)  # type: ignore[arg-type]
+    for user, reply in talk:
+        mem.append("user", user, when="8 May 2023")
+        mem.append("assistant", reply, when="8 May 2023")
+    return mem
+
+
+def test_adjacent_stretches_share_one_message_and_the_room_it_saves() -> None:
+    # Apart, each violin stretch costs 91 characters (marker, date, two turns): 182 with
+    # the open stretch (29) and the query (7) is 218 > 171. As one message, the second
+    # stretch drops its marker (34) and its repeated date line (13): 135 + 29 + 7 = 171.
+    r = adjacent_memory(171, stability=0).compose("violin?")
+    assert texts(r)[0] == (
+        f"{MEMORY_MARKER}\n[8 May 2023]\nuser: the violin lesson moved\nassistant: ok\n"
+        "user: violin teacher is new\nassistant: fine"
+    )
+    assert r["included"] == [0, 1, 2, 3, 20, 21]
+    assert r["chars"] == r["size"] == 171
+    assert_sendable(r, "violin?")
+
+
+def test_a_stretch_continuing_another_keeps_its_date_line_only_when_the_date_changes() -> None:
+    one = Turn("user", "violin day one", "violin day one", when="8 May 2023")
+    same = Turn("assistant", "same day", "same day", when="8 May 2023")
+    two = Turn("user", "violin day two", "violin day two", when="9 May 2023")
+    assert render_unit([same], after=one) == "\nassistant: same day"
+    assert render_unit([two], after=one) == "\n[9 May 2023]\nuser: violin day two"
+    joined = render_unit([one]) + render_unit([same, two], after=one)
+    assert joined == render_unit([one, same, two])  # reads as the longer stretch it is
+
+
+def test_joined_stretches_survive_a_round_trip_byte_for_byte() -> None:
+    mem = adjacent_memory(171)
+    first = mem.compose("violin?")
+    assert len(first["messages"]) == 4  # the two violin stretches joined, open talk, query
+    copy = Memory.from_dict(json.loads(json.dumps(mem.to_dict())))
+    again = copy.compose("violin?")
+    assert again["reselected"] is False
+    assert again["messages"] == first["messages"]
 
 
 def test_boundaries_callable_decides_the_cuts() -> None:
