@@ -11,6 +11,7 @@ import pytest
 
 from yait_byheart import DERIVED, SUPPLIED, Memory
 from yait_byheart._render import EXTERNAL_MARKER, MEMORY_MARKER, Turn, render_unit
+from yait_byheart.memory import _Context
 
 
 def texts(result: dict) -> list[str]:
@@ -561,3 +562,16 @@ def test_threads_lose_no_turn() -> None:
     stored = [t["text"] for t in mem.to_dict()["turns"]]
     assert len(stored) == 800
     assert sorted(stored) == sorted(f"thread {k} turn {i}" for k in range(4) for i in range(200))
+
+
+def test_a_strong_missing_stretch_joins_even_when_coverage_is_met() -> None:
+    mem = Memory(budget=10_000, chunk=30)
+    for k in range(6):
+        mem.append("user", f"topic number {k} is discussed here")
+    ctx = _Context(start=mem._open_start, upto=len(mem), units={0, 1})
+    # Base 0.65 x 2 = 1.3 off each weight: 8.7, 8.7, 4.7, 0.7 (total 22.8). The kept 0 and 1
+    # cover 17.4 = 76 % >= 70 %, so coverage alone joins nothing; but stretch 2 scores
+    # 4.7 >= 0.5 x 8.7 = 4.35, a pointed match, and joins. Stretch 3 (0.7) does not.
+    assert mem._joining(ctx, [0, 1, 2, 3], [10.0, 10.0, 6.0, 2.0]) == [2]
+    # Below half the best (5.3 - 1.3 = 4.0 < 4.35), nothing joins.
+    assert mem._joining(ctx, [0, 1, 2, 3], [10.0, 10.0, 5.3, 2.0]) == []
