@@ -566,12 +566,13 @@ def test_threads_lose_no_turn() -> None:
 
 def test_a_strong_missing_stretch_joins_even_when_coverage_is_met() -> None:
     mem = Memory(budget=10_000, chunk=30)
-    for k in range(6):
+    for k in range(8):
         mem.append("user", f"topic number {k} is discussed here")
-    ctx = _Context(start=mem._open_start, upto=len(mem), units={0, 1})
-    # Base 0.65 x 2 = 1.3 off each weight: 8.7, 8.7, 4.7, 0.7 (total 22.8). The kept 0 and 1
-    # cover 17.4 = 76 % >= 70 %, so coverage alone joins nothing; but stretch 2 scores
-    # 4.7 >= 0.5 x 8.7 = 4.35, a pointed match, and joins. Stretch 3 (0.7) does not.
-    assert mem._joining(ctx, [0, 1, 2, 3], [10.0, 10.0, 6.0, 2.0]) == [2]
-    # Below half the best (5.3 - 1.3 = 4.0 < 4.35), nothing joins.
-    assert mem._joining(ctx, [0, 1, 2, 3], [10.0, 10.0, 5.3, 2.0]) == []
+    ctx = _Context(start=mem._open_start, upto=len(mem), units={0, 1, 2})
+    # Base 0.65 x 2 = 1.3 off each weight: 8.7, 8.7, 8.7, 7.7, 0.7 (total 34.5). The kept 0-2
+    # cover 26.1 = 76 % >= 70 %, so coverage alone joins nothing; but stretch 3 scores
+    # 7.7 >= 0.75 x 8.7 = 6.525, a pointed match, and joins. Stretch 4 (0.7) does not.
+    assert mem._joining(ctx, [0, 1, 2, 3, 4], [10.0, 10.0, 10.0, 9.0, 2.0]) == [3]
+    # Below three quarters of the best (7.5 - 1.3 = 6.2 < 6.525), nothing joins; at half
+    # the best (4.35) it would have.
+    assert mem._joining(ctx, [0, 1, 2, 3, 4], [10.0, 10.0, 10.0, 7.5, 2.0]) == []
