@@ -22,17 +22,29 @@ from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import ANSWERABLE, load
 from eval.locomo.offline import Spec, run
 from eval.locomo.systems import Byheart
-from yait_byheart import Memory, _retrieval, _tokens
+from yait_byheart import _retrieval, _tokens
 from yait_byheart.bm25 import Index
 
 VARIANTS: dict[str, dict[str, Any]] = {
-    "900-char stretches, scored alone (before)": {"stretch_share": 1.0, "context_weight": 0.0},
-    "900-char stretches + neighbours 1/2": {"stretch_share": 1.0},
+    # At 4,000 a budget holds about 20 stretches (`Settings.stretches_per_budget`), so the
+    # 300-character rows are 200 characters there; rows with stretches_per_budget 0 keep
+    # their named size at every budget (the cap would make them all 200 at 4,000).
+    "900-char stretches, scored alone (before)": {
+        "stretch_share": 1.0,
+        "context_weight": 0.0,
+        "stretches_per_budget": 0.0,
+    },
+    "900-char stretches + neighbours 1/2": {"stretch_share": 1.0, "stretches_per_budget": 0.0},
     "300-char stretches, scored alone": {"context_weight": 0.0},
-    "300-char stretches + neighbours 1/2 (kept)": {},
+    "300-char stretches + neighbours 1/2": {"stretches_per_budget": 0.0},
+    "300-char stretches + neighbours 1/2, 200 at 4,000 (kept)": {},
     "300-char stretches + neighbours 1/2, 1/4 (width 2)": {"context_width": 2},
     "300-char stretches + neighbours 3/4": {"context_weight": 1.5},
-    "150-char stretches + neighbours, width 2": {"stretch_share": 1 / 6, "context_width": 2},
+    "150-char stretches + neighbours, width 2": {
+        "stretch_share": 1 / 6,
+        "context_width": 2,
+        "stretches_per_budget": 0.0,
+    },
     # Rows below start from the kept stretches; the date boost (1.25) is on unless said.
     "kept, no date boost": {"date_boost": 0.0},
     "kept + date boost 1.25 for when-questions (kept)": {},
@@ -42,7 +54,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "kept, no stop words": {"_tokens": "nostop"},
     "kept, drop query terms in > 50 % of stretches": {"_common_share": 0.5},
     "kept, drop query terms in > 20 % of stretches": {"_common_share": 0.2},
-    "kept, >= 20 stretches per budget (200 chars at 4,000)": {"_min_stretches": 20},
 }
 BUDGETS = (4_000, 8_000, 20_000)
 
@@ -56,25 +67,20 @@ def _switch_tokens(how: str) -> None:
 
 
 _STEM, _STOP = _tokens.stem, _tokens.STOP_WORDS
-_RAREST, _UNIT_LIMIT = Index.rarest, Memory._unit_limit
+_RAREST = Index.rarest
 
 
-def _switch_selection(common_share: float, min_stretches: int) -> None:
-    """Dropped rows, patched here rather than kept as switches in the library: drop query terms
-    (but the rarest) found in more than `common_share` of the stretches; give a budget at least
-    `min_stretches` stretches. 1.0 and 0 restore the library's behaviour."""
+def _switch_selection(common_share: float) -> None:
+    """A dropped row, patched here rather than kept as a switch in the library: drop query
+    terms (but the rarest) found in more than `common_share` of the stretches. 1.0 restores
+    the library's behaviour."""
 
     def rarest(index: Index, terms: Iterable[str], n: int) -> list[str]:
         kept = _RAREST(index, terms, n)
         limit = common_share * len(index)
         return kept[:1] + [t for t in kept[1:] if len(index._postings[t]) <= limit]
 
-    def unit_limit(mem: Memory) -> int:
-        own: int = _UNIT_LIMIT.fget(mem)  # type: ignore[attr-defined]
-        return min(own, mem.budget // min_stretches) if min_stretches else own
-
     Index.rarest = rarest if common_share < 1.0 else _RAREST  # type: ignore[method-assign]
-    Memory._unit_limit = property(unit_limit) if min_stretches else _UNIT_LIMIT  # type: ignore[method-assign]
 
 
 def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, float]:
@@ -82,7 +88,7 @@ def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, fl
     convs = load(data)
     changes = dict(VARIANTS[name])
     _switch_tokens(changes.pop("_tokens", ""))
-    _switch_selection(changes.pop("_common_share", 1.0), changes.pop("_min_stretches", 0))
+    _switch_selection(changes.pop("_common_share", 1.0))
     with _retrieval.using(**changes):
         spec = Spec("byheart", regime, budget, lambda: Byheart(budget=budget, regime=regime))
         scored = run([spec], convs, progress=False)

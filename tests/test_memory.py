@@ -10,7 +10,8 @@ from itertools import pairwise
 import pytest
 
 from yait_byheart import DERIVED, SUPPLIED, Memory
-from yait_byheart._render import EXTERNAL_MARKER, MEMORY_MARKER
+from yait_byheart._render import EXTERNAL_MARKER, MEMORY_MARKER, Turn, render_unit
+from yait_byheart.memory import _Context
 
 
 def texts(result: dict) -> list[str]:
@@ -187,6 +188,53 @@ def test_none_fits_then_the_best_goes_anyway() -> None:
     mem.append("user", "next")
     r = mem.compose("apples " * 10)
     assert 0 in r["included"]
+
+
+def adjacent_memory(budget: int, **kw: object) -> Memory:
+    """Two adjacent stretches about the violin among eight others, one exchange per stretch."""
+    fill = ["garden beds", "the train leaves at noon", "risotto needs rice", "chess club"]
+    fill += ["paint the fence", "new tyres", "tax forms due", "dentist on friday"]
+    talk = [("the violin lesson moved", "ok"), ("violin teacher is new", "fine")]
+    talk += [(f, "noted") for f in fill] + [("weather talk", "sure")]
+    mem = Memory(budget=budget, chunk=30, **kw)  # type: ignore[arg-type]
+    for user, reply in talk:
+        mem.append("user", user, when="8 May 2023")
+        mem.append("assistant", reply, when="8 May 2023")
+    return mem
+
+
+def test_adjacent_stretches_share_one_message_and_the_room_it_saves() -> None:
+    # Apart, each violin stretch costs 91 characters (marker, date, two turns): 182 with
+    # the open stretch (29) and the query (7) is 218 > 171. As one message, the second
+    # stretch drops its marker (34) and its repeated date line (13): 135 + 29 + 7 = 171.
+    r = adjacent_memory(171, stability=0).compose("violin?")
+    assert texts(r)[0] == (
+        f"{MEMORY_MARKER}\n[8 May 2023]\nuser: the violin lesson moved\nassistant: ok\n"
+        "user: violin teacher is new\nassistant: fine"
+    )
+    assert r["included"] == [0, 1, 2, 3, 20, 21]
+    assert r["chars"] == r["size"] == 171
+    assert_sendable(r, "violin?")
+
+
+def test_a_stretch_continuing_another_keeps_its_date_line_only_when_the_date_changes() -> None:
+    one = Turn("user", "violin day one", "violin day one", when="8 May 2023")
+    same = Turn("assistant", "same day", "same day", when="8 May 2023")
+    two = Turn("user", "violin day two", "violin day two", when="9 May 2023")
+    assert render_unit([same], after=one) == "\nassistant: same day"
+    assert render_unit([two], after=one) == "\n[9 May 2023]\nuser: violin day two"
+    joined = render_unit([one]) + render_unit([same, two], after=one)
+    assert joined == render_unit([one, same, two])  # reads as the longer stretch it is
+
+
+def test_joined_stretches_survive_a_round_trip_byte_for_byte() -> None:
+    mem = adjacent_memory(171)
+    first = mem.compose("violin?")
+    assert len(first["messages"]) == 4  # the two violin stretches joined, open talk, query
+    copy = Memory.from_dict(json.loads(json.dumps(mem.to_dict())))
+    again = copy.compose("violin?")
+    assert again["reselected"] is False
+    assert again["messages"] == first["messages"]
 
 
 def test_boundaries_callable_decides_the_cuts() -> None:
@@ -514,3 +562,17 @@ def test_threads_lose_no_turn() -> None:
     stored = [t["text"] for t in mem.to_dict()["turns"]]
     assert len(stored) == 800
     assert sorted(stored) == sorted(f"thread {k} turn {i}" for k in range(4) for i in range(200))
+
+
+def test_a_strong_missing_stretch_joins_even_when_coverage_is_met() -> None:
+    mem = Memory(budget=10_000, chunk=30)
+    for k in range(8):
+        mem.append("user", f"topic number {k} is discussed here")
+    ctx = _Context(start=mem._open_start, upto=len(mem), units={0, 1, 2})
+    # Base 0.65 x 2 = 1.3 off each weight: 8.7, 8.7, 8.7, 7.7, 0.7 (total 34.5). The kept 0-2
+    # cover 26.1 = 76 % >= 70 %, so coverage alone joins nothing; but stretch 3 scores
+    # 7.7 >= 0.75 x 8.7 = 6.525, a pointed match, and joins. Stretch 4 (0.7) does not.
+    assert mem._joining(ctx, [0, 1, 2, 3, 4], [10.0, 10.0, 10.0, 9.0, 2.0]) == [3]
+    # Below three quarters of the best (7.5 - 1.3 = 6.2 < 6.525), nothing joins; at half
+    # the best (4.35) it would have.
+    assert mem._joining(ctx, [0, 1, 2, 3, 4], [10.0, 10.0, 10.0, 7.5, 2.0]) == []

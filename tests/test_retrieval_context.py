@@ -26,8 +26,12 @@ def test_using_switches_and_restores_settings() -> None:
 
 def test_stretch_is_a_third_of_chunk() -> None:
     assert Memory(budget=100_000, chunk=900)._unit_limit == 300
-    # The budget cap still wins at small budgets: 1,000 x 0.5 / 2 = 250.
-    assert Memory(budget=1_000, chunk=900)._unit_limit == 250
+    assert Memory(budget=8_000, chunk=900)._unit_limit == 300  # 8,000 / 20 = 400 > 300
+    # A small budget holds about 20 stretches: 4,000 / 20 = 200 < 300.
+    assert Memory(budget=4_000, chunk=900)._unit_limit == 200
+    # Without that, the budget cap still wins at small budgets: 1,000 x 0.5 / 2 = 250.
+    with _retrieval.using(stretches_per_budget=0.0):
+        assert Memory(budget=1_000, chunk=900)._unit_limit == 250
 
 
 def _talk() -> Memory:

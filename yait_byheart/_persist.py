@@ -260,7 +260,9 @@ def restore_state(mem: Memory, state: dict[str, Any]) -> None:
         upto = _expect(raw.get("upto"), int, "state.context.upto")
         if not 0 <= start <= upto <= n_turns:
             raise _fail(f"state.context start={start}, upto={upto} do not fit {n_turns} turns")
-        ctx = _Context(start=start, upto=upto)
+        # The block first: adjacent stretches inside it render as one message (_add_item).
+        block = _expect(raw.get("block", 0), int, "state.context.block")
+        ctx = _Context(start=start, upto=upto, block=block)
         for k, item in enumerate(_expect(raw.get("items"), list, "state.context.items")):
             ok = (
                 isinstance(item, list)
@@ -276,7 +278,6 @@ def restore_state(mem: Memory, state: dict[str, Any]) -> None:
                     "['t', turn] naming an existing stretch or turn"
                 )
             mem._add_item(ctx, item[0], item[1])
-        ctx.block = _expect(raw.get("block", 0), int, "state.context.block")
         ctx.sent_items = _expect(raw.get("sent_items", 0), int, "state.context.sent_items")
     if ctx is not None and any(mem._turns[i].redacted for kind, i in ctx.items if kind == "t"):
         ctx = None  # saved before a redaction reached it: never render it again

@@ -61,10 +61,15 @@ def render_ordinary(turn: Turn, *, with_when: bool, named: bool) -> str:
     return f"{head}{_kind_line(turn)}{turn.role + ': ' if named else ''}{turn.shown}"
 
 
-def render_unit(turns: Sequence[Turn]) -> str:
-    """A settled stretch as one user message: the marker, then each turn with its speaker."""
-    lines = [MEMORY_MARKER]
-    previous_when: str | None = None
+def render_unit(turns: Sequence[Turn], *, after: Turn | None = None) -> str:
+    """A settled stretch as one user message: the marker, then each turn with its speaker.
+
+    With `after` (the last shown turn of the stretch just before it, already sent in the same
+    message), the stretch continues that message: no marker, and its date line only if the
+    date changed, so the joined message reads as one stretch rendered whole.
+    """
+    lines = [] if after is not None else [MEMORY_MARKER]
+    previous_when: str | None = after.when if after is not None else None
     for turn in turns:
         if turn.redacted:
             continue
@@ -72,6 +77,8 @@ def render_unit(turns: Sequence[Turn]) -> str:
             lines.append(f"[{turn.when}]")
         previous_when = turn.when
         lines.append(f"{_kind_line(turn)}{turn.role}: {turn.shown}")
+    if after is not None:
+        return "\n" + "\n".join(lines) if lines else ""
     return "\n".join(lines)
 
 
