@@ -116,6 +116,8 @@ class _Context:
     # predecessor, both in the block): `assemble` gets them as one piece.
     joined: set[int] = field(default_factory=set)
     sent_items: int = 0  # items the previous call sent (its cache breakpoint)
+    # Unredacted turns it holds, kept as items are added (a redaction drops the whole context).
+    included: set[int] = field(default_factory=set)
 
     @property
     def size(self) -> int:
@@ -456,7 +458,7 @@ class Memory:
             "reselected": reselected,
             "selected": len(ctx.units),
             "of_units": len(self._unit_starts),
-            "included": self._included(ctx),
+            "included": sorted(ctx.included),
             "stable_upto": stable,
             "breakpoints": breakpoints,
             "external": ext_sources,
@@ -483,15 +485,6 @@ class Memory:
         if not reselected and 0 < ctx.sent_items <= len(ctx.items):
             marks.add(where[ctx.sent_items - 1])
         return sorted(marks)[-4:]
-
-    def _included(self, ctx: _Context) -> list[int]:
-        seen: set[int] = set()
-        for kind, i in ctx.items:
-            if kind == "u":
-                seen.update(range(*self._unit_range(i)))
-            else:
-                seen.add(i)
-        return sorted(i for i in seen if not self._turns[i].redacted)
 
     # -- the selection and how long it is kept --------------------------------------------
 
@@ -641,12 +634,11 @@ class Memory:
         k = self._exact_k()
         settings = _retrieval.SETTINGS
         terms = self._index.rarest(tokenize(query), QUERY_TERMS)
-        scores = self._index.top(terms, k)
+        head, scores = self._index.head(terms, k)
         if settings.context_weight > 0 and settings.context_width > 0 and scores:
             # Only the k best pass a share to their neighbours: their scores are exact, and
             # spreading thousands of lower bounds cost 1 ms per call at 10k turns.
-            best = heapq.nlargest(k, zip(scores.values(), scores.keys(), strict=True))
-            sources = {u: score for score, u in best}
+            sources = {u: score for score, u in head}
             shares = _retrieval.neighbour_shares(
                 sources, n_units, settings.context_weight, settings.context_width
             )
@@ -654,11 +646,9 @@ class Memory:
                 scores[uid] = scores.get(uid, 0.0) + share
             # Shares only raise scores, so the new head lies within the old head and the
             # neighbours it lent to: no need to search every scored stretch again.
-            pool = sources.keys() | shares.keys()
-            head = heapq.nlargest(k, ((scores[u], u) for u in pool))
-        else:
             # (score, id) pairs compare in C: best first, ties to the newer stretch.
-            head = heapq.nlargest(k, zip(scores.values(), scores.keys(), strict=True))
+            pool = list(sources.keys() | shares.keys())
+            head = sorted(zip(map(scores.__getitem__, pool), pool, strict=True), reverse=True)[:k]
         if settings.date_boost > 0 and _retrieval.asks_when(query):
             # A "when" question is answered by a date: among the head, stretches that carry a
             # resolved one ("last Saturday [20 May 2023]") move up (see `_retrieval`).
@@ -754,8 +744,11 @@ class Memory:
                 ctx.texts.append(render_unit(turns))
                 ctx.sizes.append(self._unit_sizes[i])
             ctx.units.add(i)
+            ctx.included.update(j for j, t in enumerate(turns, turns_start) if not t.redacted)
         else:
             turn = self._turns[i]
+            if not turn.redacted:
+                ctx.included.add(i)
             with_when = i == ctx.start or turn.when != self._turns[i - 1].when
             named = not ctx.items and turn.role == "assistant"
             ctx.texts.append(render_ordinary(turn, with_when=with_when, named=named))
