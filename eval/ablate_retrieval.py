@@ -22,7 +22,7 @@ from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import ANSWERABLE, load
 from eval.locomo.offline import Spec, run
 from eval.locomo.systems import Byheart
-from yait_byheart import _retrieval, _tokens
+from yait_byheart import _retrieval, _tokens, memory
 from yait_byheart.bm25 import Index
 
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -54,6 +54,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "kept, no stop words": {"_tokens": "nostop"},
     "kept, drop query terms in > 50 % of stretches": {"_common_share": 0.5},
     "kept, drop query terms in > 20 % of stretches": {"_common_share": 0.2},
+    # Rule 3's strong join (memory.STRONG_JOIN, kept 0.75): off, and the 0.5 that was dropped.
+    "kept, no strong join": {"_strong_join": 1.0},
+    "kept, strong join at 0.5 of the best": {"_strong_join": 0.5},
 }
 BUDGETS = (4_000, 8_000, 20_000)
 
@@ -68,6 +71,7 @@ def _switch_tokens(how: str) -> None:
 
 _STEM, _STOP = _tokens.stem, _tokens.STOP_WORDS
 _RAREST = Index.rarest
+_STRONG_JOIN = memory.STRONG_JOIN
 
 
 def _switch_selection(common_share: float) -> None:
@@ -89,6 +93,7 @@ def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, fl
     changes = dict(VARIANTS[name])
     _switch_tokens(changes.pop("_tokens", ""))
     _switch_selection(changes.pop("_common_share", 1.0))
+    memory.STRONG_JOIN = changes.pop("_strong_join", _STRONG_JOIN)
     with _retrieval.using(**changes):
         spec = Spec("byheart", regime, budget, lambda: Byheart(budget=budget, regime=regime))
         scored = run([spec], convs, progress=False)
