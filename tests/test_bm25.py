@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yait_byheart import BM25
+from yait_byheart import BM25, bm25
 from yait_byheart._stem import stem
 from yait_byheart._tokens import _WORD, _words, term_counts, tokenize
 from yait_byheart.bm25 import Index, idf, term_weight
@@ -213,3 +215,65 @@ def test_maxscore_top_k_equals_exhaustive_scoring(
     assert [s for s, _ in head] == pytest.approx(sorted(exact.values(), reverse=True)[:k])
     for score, doc in head:
         assert score == pytest.approx(exact[doc])
+
+
+def _head_both_ways(
+    index: Index, query: list[str], k: int
+) -> tuple[list[tuple[float, int]], dict[int, float], list[tuple[float, int]]]:
+    """head() with every list kept in (tf, length) groups, and with none (a full walk)."""
+    with mock.patch.object(bm25, "_BANDED", 1):
+        pruned, scores = index.head(query, k)
+    with mock.patch.object(bm25, "_BANDED", 1 << 40):
+        walked, _ = index.head(query, k)
+    return pruned, scores, walked
+
+
+@given(
+    st.lists(st.lists(words, min_size=1, max_size=12), min_size=1, max_size=30),
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("add"), st.lists(words, min_size=1, max_size=12)),
+            st.tuples(st.just("remove"), st.integers(0, 60)),
+            st.tuples(st.just("query"), st.lists(words, min_size=1, max_size=5), st.integers(1, 8)),
+        ),
+        max_size=30,
+    ),
+)
+def test_grouped_head_equals_a_full_walk_through_adds_removes_and_reloads(
+    first: list[list[str]], ops: list[tuple[Any, ...]]
+) -> None:
+    """The (tf, length) groups head() builds on first use stay right as documents come and
+    go, and a reloaded index (which rebuilds them) gives the same head: the same ids and the
+    same floats as walking every posting, and the exact scores of exhaustive scoring."""
+    index = Index()
+    docs: dict[int, Counter[str]] = {}
+    for words_ in first:
+        docs[len(docs)] = Counter(words_)
+        index.add(len(docs) - 1, docs[len(docs) - 1])
+    next_id = len(docs)
+
+    def check(target: Index, query: list[str], k: int) -> None:
+        pruned, scores, walked = _head_both_ways(target, query, k)
+        assert pruned == walked
+        exact, _ = target.scores(query)
+        assert [s for s, _ in pruned] == pytest.approx(sorted(exact.values(), reverse=True)[:k])
+        for score, doc in pruned:
+            assert scores[doc] == score == pytest.approx(exact[doc])
+        for doc, score in scores.items():  # the others: lower bounds
+            assert score <= exact[doc] + 1e-9
+
+    for op in ops:
+        if op[0] == "add":
+            docs[next_id] = Counter(op[1])
+            index.add(next_id, docs[next_id])
+            next_id += 1
+        elif op[0] == "remove" and docs:
+            doc = sorted(docs)[op[1] % len(docs)]
+            index.remove(doc, docs.pop(doc))
+        elif op[0] == "query":
+            check(index, op[1], op[2])
+    query = ["alpha", "beta", "gamma", "theta"]
+    check(index, query, 3)
+    loaded = Index.load(index.dump())
+    check(loaded, query, 3)
+    assert _head_both_ways(loaded, query, 3)[0] == _head_both_ways(index, query, 3)[0]

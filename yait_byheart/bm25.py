@@ -27,6 +27,10 @@ B = 0.75
 # Index.dump layout: a header, then arrays of little-endian 4-byte unsigned ints.
 _DUMP_MAGIC = b"BHIX"
 _DUMP_HEADER = struct.Struct("<4sIIII")  # magic, documents, terms, postings, term bytes
+# Lists at least this long are kept in (tf, length) groups for `Index.head` to skip.
+_BANDED = 256
+# Bounds are raised by this factor so float rounding cannot make one fall short of a sum.
+_SLACK = 1.0 + 1e-9
 _U32 = next(code for code in "IL" if array(code).itemsize == 4)
 
 
@@ -78,7 +82,7 @@ class Index:
     query's terms.
     """
 
-    __slots__ = ("_lengths", "_max_tf", "_min_len", "_postings", "_total_len")
+    __slots__ = ("_bands", "_lengths", "_max_tf", "_min_len", "_postings", "_total_len")
 
     def __init__(self) -> None:
         self._postings: dict[str, dict[int, int]] = {}
@@ -88,6 +92,9 @@ class Index:
         # which keeps it a bound).
         self._max_tf: dict[str, int] = {}
         self._min_len: int | None = None
+        # Postings of long lists again, grouped by tf then document length (see `_banded`):
+        # built when a query first needs a term's bands, then kept up to date by add/remove.
+        self._bands: dict[str, dict[int, dict[int, list[int]]]] = {}
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -106,6 +113,7 @@ class Index:
             self._min_len = length
         postings = self._postings
         max_tf = self._max_tf
+        bands = self._bands
         for term, tf in counts.items():
             entry = postings.get(term)
             if entry is None:
@@ -115,18 +123,31 @@ class Index:
                 entry[doc_id] = tf
                 if tf > 1 and tf > max_tf[term]:
                     max_tf[term] = tf
+                by_tf = bands.get(term)
+                if by_tf is not None:
+                    by_tf.setdefault(tf, {}).setdefault(length, []).append(doc_id)
 
     def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Forget a document; `counts` must be the term counts it was added with."""
         length = self._lengths.pop(doc_id)
         self._total_len -= length
         self._min_len = None
+        bands = self._bands
         for term in counts:
             entry = self._postings.get(term)
             if entry is not None:
-                entry.pop(doc_id, None)
+                tf = entry.pop(doc_id, None)
                 if not entry:
                     del self._postings[term]
+                    bands.pop(term, None)
+                elif tf is not None and term in bands:
+                    by_len = bands[term][tf]
+                    group = by_len[length]
+                    group.remove(doc_id)
+                    if not group:
+                        del by_len[length]
+                        if not by_len:
+                            del bands[term][tf]
 
     def dump(self) -> bytes:
         """The index as bytes, for `Index.load` to rebuild far faster than re-adding documents.
@@ -252,18 +273,38 @@ class Index:
         """Scores in which the `k` best documents are exact; any others are lower bounds."""
         return self.head(query_terms, k)[1]
 
+    def _banded(self, term: str) -> dict[int, dict[int, list[int]]]:
+        """`term`'s postings as tf -> document length -> document ids, built on first use."""
+        by_tf = self._bands.get(term)
+        if by_tf is None:
+            by_tf = {}
+            lengths = self._lengths
+            for doc_id, tf in self._postings[term].items():
+                by_tf.setdefault(tf, {}).setdefault(lengths[doc_id], []).append(doc_id)
+            self._bands[term] = by_tf
+        return by_tf
+
     def head(
         self, query_terms: Iterable[str], k: int
     ) -> tuple[list[tuple[float, int]], dict[int, float]]:
         """The `k` best documents as (score, id), best first (ties: higher id first), and the
         scores in which they are exact; any other score is a lower bound.
 
-        MaxScore (H. Turtle and J. Flood, "Query evaluation: strategies and optimizations",
-        Information Processing & Management 31(6), 1995): terms are visited rarest first; once
-        the terms left could add too little, together, to lift a document outside the current
-        k-th score into the top k, the remaining (common, long-postings) terms only update the
-        documents still in reach. A term's most is its idf times the tf weight of its largest
-        tf in the shortest document.
+        Terms are visited rarest first, as in MaxScore (H. Turtle and J. Flood, "Query
+        evaluation: strategies and optimizations", Information Processing & Management 31(6),
+        1995), but a long list's bound is kept per (tf, document length) group, the way
+        impact-ordered indexes do (V. N. Anh and A. Moffat, "Pruned query evaluation using
+        pre-computed impacts", SIGIR 2006). Once `k` documents are scored, their k-th score
+        `kth` bounds the head from below, and in each later list:
+        - a document not scored yet is taken only from a group whose share, with the most the
+          later terms could add, reaches `kth`; once a group is passed over, no document
+          outside the scored ones can reach the head, and later lists add no new ones;
+        - a scored document (found by a C-level set intersection, not a walk) gets the share
+          unless its score plus the most the terms left could add stays below `kth`; it then
+          keeps a lower bound.
+        Every score of a document that may be in the head is exact, summed in the same order
+        as a full walk. At 100,000 turns (k = 74) this is 1.5-1.7x faster than MaxScore with
+        one bound per term, which rarely prunes at that k (eval: 300 queries, alternated).
         """
         postings = self._postings
         n_docs = len(self._lengths)
@@ -278,32 +319,63 @@ class Index:
         a, c = K1 * (1.0 - B), K1 * B / avg_len
         k1_plus = K1 + 1.0
         weights = [idf(len(postings[t]), n_docs) * k1_plus for t in terms]
+        banded = [len(postings[t]) >= _BANDED for t in terms]
         shortest = a + c * self._shortest()
         left_bound = [0.0] * (len(terms) + 1)  # the most terms i.. can still add
         for i in range(len(terms) - 1, -1, -1):
-            tf = self._max_tf[terms[i]]
-            left_bound[i] = left_bound[i + 1] + weights[i] * tf / (tf + shortest)
+            weight = weights[i]
+            if banded[i]:
+                # The shortest document of each tf group: the most this term gives anyone.
+                most = max(
+                    weight * tf / (tf + a + c * min(by_len))
+                    for tf, by_len in self._banded(terms[i]).items()
+                )
+            else:
+                tf = self._max_tf[terms[i]]
+                most = weight * tf / (tf + shortest)
+            left_bound[i] = left_bound[i + 1] + most * _SLACK
         scores: dict[int, float] = {}
         get = scores.get
+        kth = 0.0
+        closed = False  # no document outside `scores` can reach the head any more
         for i, term in enumerate(terms):
-            # The k-th score is at most the best one: when even that cannot beat what the terms
-            # left may add, skip the costlier k-th search (max runs in C).
-            if len(scores) >= k and max(scores.values()) > left_bound[i]:
-                kth = heapq.nlargest(k, scores.values())[-1]
-                if kth > left_bound[i]:
-                    # No unseen document can reach the top k: finish only those that might.
-                    reach = [d for d, s in scores.items() if s + left_bound[i] >= kth]
-                    for j in range(i, len(terms)):
-                        entry, weight = postings[terms[j]], weights[j]
-                        for doc_id in reach:
-                            found = entry.get(doc_id)
-                            if found:  # the same expression as below: the same float sums
-                                scores[doc_id] += weight * found / (found + a + c * lengths[doc_id])
-                    pairs = zip(map(scores.__getitem__, reach), reach, strict=True)
-                    return _best(pairs, k), scores
             weight = weights[i]
-            for doc_id, tf in postings[term].items():
-                scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + a + c * lengths[doc_id])
+            entry = postings[term]
+            cut = 0.0
+            if banded[i] and len(scores) >= k:
+                # Scores only grow, so an earlier k-th score still bounds the head from below:
+                # the k-th search (a pass over thousands of scores) runs only when it must.
+                if kth <= left_bound[i + 1] and max(scores.values()) > left_bound[i + 1]:
+                    kth = heapq.nlargest(k, scores.values())[-1]
+                cut = kth - left_bound[i + 1]
+            if cut <= 0.0 and not closed:
+                for doc_id, tf in entry.items():
+                    scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + a + c * lengths[doc_id])
+                continue
+            # Documents already scored: the share (the same expression, the same floats),
+            # unless they can no longer reach the head (then their score stays a lower bound).
+            reach = kth - left_bound[i]
+            for doc_id in scores.keys() & entry.keys():
+                s = scores[doc_id]
+                if s >= reach:
+                    tf = entry[doc_id]
+                    scores[doc_id] = s + weight * tf / (tf + a + c * lengths[doc_id])
+            if closed:
+                continue
+            # Documents not seen yet: only those in groups whose share reaches `cut` (none
+            # were passed over before, so this share is their score so far).
+            for tf, by_len in self._banded(term).items():
+                top = weight * tf
+                for length in sorted(by_len):
+                    share = top / (tf + a + c * length)
+                    if share < cut:  # longer documents of this tf get less
+                        # A document left here holds less than `cut`: less than `kth` with
+                        # all the later terms' most, and so does any document they add.
+                        closed = True
+                        break
+                    for doc_id in by_len[length]:
+                        if doc_id not in scores:
+                            scores[doc_id] = share
         if len(scores) > 4 * k:
             # Only pairs at or above the k-th score are built and sorted: with 3,000 scored
             # documents (100,000 turns) this is 2x faster than heapq.nlargest over all pairs.
