@@ -304,7 +304,7 @@ class Index:
           keeps a lower bound.
         Every score of a document that may be in the head is exact, summed in the same order
         as a full walk. At 100,000 turns (k = 74) this is 1.5-1.7x faster than MaxScore with
-        one bound per term, which rarely prunes at that k (eval: 300 queries, alternated).
+        one bound per term, which rarely prunes at that k (`python eval/ab_head.py`).
         """
         postings = self._postings
         n_docs = len(self._lengths)
