@@ -273,6 +273,30 @@ class Index:
         """Scores in which the `k` best documents are exact; any others are lower bounds."""
         return self.head(query_terms, k)[1]
 
+    def exact(self, doc_ids: Iterable[int], query_terms: Iterable[str]) -> dict[int, float]:
+        """The exact BM25 score of each of `doc_ids` (0.0 if it holds no query term), summed
+        in `head`'s term order, so a document scored by both gets the same float.
+
+        >>> index = Index(); index.add(0, {"oven": 1}); index.add(1, {"deck": 1})
+        >>> index.exact([0, 1], ["oven"])[1]
+        0.0
+        """
+        postings, lengths = self._postings, self._lengths
+        terms = sorted(
+            (t for t in set(query_terms) if t in postings), key=lambda t: len(postings[t])
+        )
+        out = dict.fromkeys(doc_ids, 0.0)
+        if not terms or not out:
+            return out
+        n_docs = len(lengths)
+        a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
+        for term in terms:
+            entry, weight = postings[term], idf(len(postings[term]), n_docs) * (K1 + 1.0)
+            for doc_id in out.keys() & entry.keys():
+                tf = entry[doc_id]
+                out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
+        return out
+
     def _banded(self, term: str) -> dict[int, dict[int, list[int]]]:
         """`term`'s postings as tf -> document length -> document ids, built on first use."""
         by_tf = self._bands.get(term)

@@ -642,8 +642,11 @@ class Memory:
             shares = _retrieval.neighbour_shares(
                 sources, n_units, settings.context_weight, settings.context_width
             )
+            # A neighbour outside the head may hold only a lower bound of its own score (the
+            # head's pruning skips what cannot reach the top k): score those few exactly.
+            own = self._index.exact([u for u in shares if u not in sources], terms)
             for uid, share in shares.items():
-                scores[uid] = scores.get(uid, 0.0) + share
+                scores[uid] = (sources[uid] if uid in sources else own[uid]) + share
             # Shares only raise scores, so the new head lies within the old head and the
             # neighbours it lent to: no need to search every scored stretch again.
             # (score, id) pairs compare in C: best first, ties to the newer stretch.
