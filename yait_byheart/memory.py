@@ -57,11 +57,11 @@ MEAN_OVER_BUDGET = 2.0
 SHARED_SCORE = 0.65
 # A missing stretch that scores at least this share of the fresh selection's best joins the
 # kept context even when coverage is met: a pointed match is never left out for coverage's
-# sake. LoCoMo dev (200-character stretches at 4,000), sticky evidence recall at 4,000 /
-# 8,000 / 20,000 against fresh 0.786 / 0.842 / 0.907: off 0.775 / 0.841 / 0.907 (1.1 points
-# below fresh at 4,000, past the one-point bound); 0.75 0.776 / 0.843 / 0.907, billed per
-# call +0.3 % / +0.4 % / +1.3 % vs off; 0.5 0.779 / 0.845 / 0.915, but the live replay at
-# 8,000 then reuses the prefix on only 84.1 % of assembled calls (floor 85 %; 0.75: 85.7 %).
+# sake. LoCoMo dev (200-character stretches at 4,000; eval/ablate_retrieval.py), sticky
+# evidence recall at 4,000 / 8,000 / 20,000 against fresh 0.787 / 0.844 / 0.907: off 0.776 /
+# 0.840 / 0.907 (1.1 points below fresh at 4,000, past the one-point bound); 0.75 0.777 /
+# 0.843 / 0.907; 0.5 0.778 / 0.845 / 0.915, but the live replay at 8,000 then reuses the
+# prefix on only 84.0 % of assembled calls (floor 85 %; 0.75: 85.7 %).
 STRONG_JOIN = 0.75
 # A query keeps its 8 rarest terms (see Index.rarest). Questions have 3-8 content words and keep
 # them all: LoCoMo evidence recall moved by at most 0.002 against no cap, while a compose at
