@@ -45,7 +45,7 @@ class Settings:
     # at budget / stretches_per_budget, so a small budget still holds about 20 stretches:
     # a few well-chosen turns beat a few long stretches. Only budgets under 6,000 characters
     # change (200-character stretches at 4,000). LoCoMo dev, 4,000 characters, with adjacent
-    # stretches joined: fresh 0.765 -> 0.786, sticky 0.763 -> 0.776 (with STRONG_JOIN 0.75).
+    # stretches joined: fresh 0.765 -> 0.787, sticky 0.764 -> 0.777 (with STRONG_JOIN 0.75).
     stretch_share: float = 1 / 3
     stretches_per_budget: float = 20.0
     # Each neighbour within `context_width` receives context_weight / 2 of a stretch's score

@@ -689,9 +689,9 @@ class Memory:
 
         Markers and date lines took 11 % of a 4,000-character context, and 45 % of the chosen
         stretches sit next to another chosen one. Costing them joined lets more talk fit:
-        LoCoMo dev, fresh evidence recall 0.754 / 0.839 / 0.904 -> 0.765 / 0.842 / 0.907 at
-        4,000 / 8,000 / 20,000 characters (sticky 0.760 / 0.839 / 0.911 -> 0.763 / 0.841 /
-        0.906)."""
+        LoCoMo dev, fresh evidence recall 0.754 / 0.839 / 0.904 -> 0.765 / 0.844 / 0.907 at
+        4,000 / 8,000 / 20,000 characters (sticky 0.760 / 0.839 / 0.911 -> 0.764 / 0.843 /
+        0.907; eval/ablate_retrieval.py, row "300-char stretches + neighbours 1/2")."""
         saving = self._unit_joins[uid]
         if saving >= 0:
             return saving
