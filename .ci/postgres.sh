@@ -45,8 +45,9 @@ fi
 if [ -z "$bin" ]; then
     echo "postgres.sh: installing PostgreSQL from Debian's packages"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends postgresql postgresql-client >/dev/null
+    # 3>&-: a cluster the package's scripts may start must not hold the caller's pipe either.
+    apt-get update -qq 3>&-
+    apt-get install -y -qq --no-install-recommends postgresql postgresql-client >/dev/null 3>&-
     bin="$(pg_bin)"
     [ -n "$bin" ] || { echo "postgres.sh: no initdb/pg_ctl after installing postgresql"; exit 1; }
 fi
