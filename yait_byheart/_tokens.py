@@ -34,7 +34,7 @@ STOP_WORDS = frozenset(
 )
 
 # word -> its stem, or "" for a stop word: one dict lookup per word on the hot path. ASCII
-# words are cached as bytes (see _ascii_words), every other word as str.
+# words are cached as bytes (see _words), every other word as str.
 _stem_cache: dict[str | bytes, str] = {}
 # The vocabulary of a conversation is small next to its length; the cache bound only
 # guards against adversarial input (random strings) growing it without end.

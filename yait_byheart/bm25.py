@@ -269,10 +269,6 @@ class Index:
         found = {t for t in terms if t in postings}
         return sorted(found, key=lambda t: (len(postings[t]), t))[:n]
 
-    def top(self, query_terms: Iterable[str], k: int) -> dict[int, float]:
-        """Scores in which the `k` best documents are exact; any others are lower bounds."""
-        return self.head(query_terms, k)[1]
-
     def exact(self, doc_ids: Iterable[int], query_terms: Iterable[str]) -> dict[int, float]:
         """The exact BM25 score of each of `doc_ids` (0.0 if it holds no query term), summed
         in `head`'s term order, so a document scored by both gets the same float.
@@ -282,9 +278,7 @@ class Index:
         0.0
         """
         postings, lengths = self._postings, self._lengths
-        terms = sorted(
-            (t for t in set(query_terms) if t in postings), key=lambda t: len(postings[t])
-        )
+        terms = self._rarest_first(query_terms)
         out = dict.fromkeys(doc_ids, 0.0)
         if not terms or not out:
             return out
@@ -296,6 +290,14 @@ class Index:
                 tf = entry[doc_id]
                 out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
         return out
+
+    def _rarest_first(self, query_terms: Iterable[str]) -> list[str]:
+        """The indexed query terms, fewest postings first: the order `head` and `exact` both
+        sum in, which is what makes their floats equal."""
+        postings = self._postings
+        return sorted(
+            (t for t in set(query_terms) if t in postings), key=lambda t: len(postings[t])
+        )
 
     def _banded(self, term: str) -> dict[int, dict[int, list[int]]]:
         """`term`'s postings as tf -> document length -> document ids, built on first use."""
@@ -332,9 +334,7 @@ class Index:
         """
         postings = self._postings
         n_docs = len(self._lengths)
-        terms = sorted(
-            (t for t in set(query_terms) if t in postings), key=lambda t: len(postings[t])
-        )
+        terms = self._rarest_first(query_terms)
         if not terms or n_docs == 0:
             return [], {}
         avg_len = self._total_len / n_docs

@@ -732,9 +732,7 @@ class Memory:
             turns = self._turns[turns_start:turns_end]
             after = None
             if 0 < len(ctx.items) < ctx.block and ctx.items[-1] == ("u", i - 1):
-                after = self._turns[turns_start - 1]  # the last turn of stretch i - 1
-                if after.redacted:
-                    after = self._last_shown(i - 1)
+                after = self._last_shown(i - 1)
             if after is not None:
                 # Adjacent stretches of the rebuilt block share one message (one marker, one
                 # date line): it reads as the longer stretch it is, and the room saved holds

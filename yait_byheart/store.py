@@ -797,6 +797,12 @@ def _check_meta(where: str, meta: Mapping[str, str]) -> int:
     return version
 
 
+# As _SQLITE_UPGRADES, for PostgreSQL; {s} is the store's schema.
+_PG_UPGRADES = {
+    2: ("CREATE TABLE {s}.snapshots (conv bigint PRIMARY KEY, data bytea NOT NULL)",),
+}
+
+
 class PostgresStore(_Store):
     """Conversations in a PostgreSQL database, in their own schema (default ``byheart``).
 
@@ -902,11 +908,8 @@ class PostgresStore(_Store):
 
     def _upgrade_to(self, version: int) -> None:
         """What schema `version` added to the one before (inside _setup_schema's transaction)."""
-        if version == 2:
-            self._conn.execute(
-                f"CREATE TABLE {self.schema}.snapshots "
-                f"(conv bigint PRIMARY KEY, data bytea NOT NULL)"
-            )
+        for statement in _PG_UPGRADES[version]:
+            self._conn.execute(statement.format(s=self.schema))
 
     def _b_load(self, name: str) -> _Loaded | None:
         s = self.schema
