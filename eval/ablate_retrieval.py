@@ -22,7 +22,7 @@ from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import ANSWERABLE, load
 from eval.locomo.offline import Spec, run
 from eval.locomo.systems import Byheart
-from yait_byheart import _retrieval, _tokens, memory
+from yait_byheart import _retrieval, _stem, _tokens, memory
 from yait_byheart.bm25 import Index
 
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -64,12 +64,12 @@ BUDGETS = (4_000, 8_000, 20_000)
 def _switch_tokens(how: str) -> None:
     """Tokenizer rows: index without the stemmer ("nostem") or the stop words ("nostop");
     "" restores both. The word cache is emptied either way, as a worker runs several rows."""
-    _tokens.stem = (lambda word: word) if how == "nostem" else _STEM
+    _tokens.stem = (lambda word: word) if how == "nostem" else _STEM  # type: ignore[attr-defined]
     _tokens.STOP_WORDS = frozenset() if how == "nostop" else _STOP
     _tokens.clear_cache()
 
 
-_STEM, _STOP = _tokens.stem, _tokens.STOP_WORDS
+_STEM, _STOP = _stem.stem, _tokens.STOP_WORDS
 _RAREST = Index.rarest
 _STRONG_JOIN = memory.STRONG_JOIN
 
@@ -84,7 +84,7 @@ def _switch_selection(common_share: float) -> None:
         limit = common_share * len(index)
         return kept[:1] + [t for t in kept[1:] if len(index._postings[t]) <= limit]
 
-    Index.rarest = rarest if common_share < 1.0 else _RAREST  # type: ignore[method-assign]
+    Index.rarest = rarest if common_share < 1.0 else _RAREST  # type: ignore[method-assign,assignment]
 
 
 def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, float]:
