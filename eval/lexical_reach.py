@@ -14,7 +14,10 @@ Part 1, per category, question-averaged like evidence recall: the share of each 
 evidence that is reachable. Part 2: byheart's fresh selection at each budget, over evidence
 turns, split by reach: a better lexical ranking could still win what the reachable rows
 miss; an unreachable turn is sent only when it happens to sit in a stretch sent for other
-words, or in the recent talk.
+words, or in the recent talk. Part 3: byheart's evidence recall beside an ideal lexical
+ranker's (every reachable turn sent, unreachable ones at byheart's rate) and issue 5's goal,
+and the share of the reachable evidence byheart sends against the share the goal needs (both
+with the unreachable evidence sent at byheart's rate).
 """
 
 from __future__ import annotations
@@ -34,6 +37,12 @@ from yait_byheart._tokens import tokenize
 CONTEXT = 2  # turns on either side
 REACH = ("own words", "context only", "unreachable")
 ALL, MULTI_HOP = "all (1-4)", f"{CATEGORY_NAMES[1]} (1)"
+GOALS: dict[tuple[int | str, int], float] = {
+    ("all", 4_000): 0.80,
+    ("all", 8_000): 0.87,
+    ("all", 20_000): 0.93,
+    (1, 20_000): 0.80,
+}
 
 
 def content_stems(text: str, names: frozenset[str]) -> frozenset[str]:
@@ -90,10 +99,12 @@ def question_reach(conversations: Sequence[Conversation]) -> dict[int | str, lis
 
 def taken_by_reach(
     conversations: Sequence[Conversation], budget: int
-) -> dict[tuple[str, str], tuple[int, int]]:
+) -> tuple[dict[tuple[str, str], tuple[int, int]], dict[str, float]]:
     """Evidence turns of each (questions, reach kind), questions "all (1-4)" or "multi-hop (1)":
-    (how many, how many byheart's fresh compose sent)."""
+    (how many, how many byheart's fresh compose sent); and byheart's evidence recall for each
+    questions group."""
     counts: dict[tuple[str, str], list[int]] = {}
+    recall: dict[str, list[float]] = {}
     for conv in conversations:
         names, texts = speaker_names(conv), [t.text for t in conv.turns]
         system = Byheart(budget=budget, regime="fresh")
@@ -103,6 +114,9 @@ def taken_by_reach(
                 continue
             sent = set(system.compose(q.question).included)
             groups = [ALL] + ([MULTI_HOP] if q.category == 1 else [])
+            found = len({conv.index_of[d] for d in q.evidence} & sent) / len(q.evidence)
+            for group in groups:
+                recall.setdefault(group, []).append(found)
             for d in q.evidence:
                 turn = conv.index_of[d]
                 kind = reach(q.question, texts, turn, names)
@@ -110,7 +124,18 @@ def taken_by_reach(
                     row = counts.setdefault((group, kind), [0, 0])
                     row[0] += 1
                     row[1] += turn in sent
-    return {k: (n, got) for k, (n, got) in counts.items()}
+    taken = {k: (n, got) for k, (n, got) in counts.items()}
+    return taken, {group: sum(v) / len(v) for group, v in recall.items()}
+
+
+def ideal_lexical(reachable: float, unreachable_rate: float) -> float:
+    """About the evidence recall of a ranker that sends every reachable evidence turn and the
+    unreachable ones at `unreachable_rate` (byheart's own rate: they only fall in by chance).
+
+    >>> round(ideal_lexical(0.9, 0.2), 3)
+    0.92
+    """
+    return reachable + (1.0 - reachable) * unreachable_rate
 
 
 def main() -> None:
@@ -133,7 +158,8 @@ def main() -> None:
     print("\nEvidence turns byheart sends (fresh), by reach\n")
     print("| questions | reach | turns | " + " | ".join(f"{b:,}" for b in args.budgets) + " |")
     print("|---|---|---:|" + "---:|" * len(args.budgets))
-    taken = {b: taken_by_reach(conversations, b) for b in args.budgets}
+    runs = {b: taken_by_reach(conversations, b) for b in args.budgets}
+    taken = {b: run[0] for b, run in runs.items()}
     for group in (ALL, MULTI_HOP):
         for kind in REACH:
             n = taken[args.budgets[0]].get((group, kind), (0, 0))[0]
@@ -141,6 +167,27 @@ def main() -> None:
                 f"{taken[b][(group, kind)][1] / n:.3f}" if n else "-" for b in args.budgets
             )
             print(f"| {group} | {kind} | {n:,} | {cells} |")
+
+    print("\nEvidence recall (fresh) against an ideal lexical ranker\n")
+    print(
+        "| questions | budget | byheart | ideal lexical ranker | issue 5 goal "
+        "| reachable share sent | reachable share the goal needs |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for group, category in ((ALL, "all"), (MULTI_HOP, 1)):
+        reachable = rows[category][2]
+        for b in args.budgets:
+            n, got = taken[b][(group, REACH[2])]
+            chance = (1.0 - reachable) * got / n
+            recall, goal = runs[b][1][group], GOALS.get((category, b))
+            figures = [
+                f"{recall:.3f}",
+                f"{ideal_lexical(reachable, got / n):.3f}",
+                f"{goal:.2f}" if goal else "-",
+                f"{100 * (recall - chance) / reachable:.1f} %",
+                f"{100 * (goal - chance) / reachable:.1f} %" if goal else "-",
+            ]
+            print(f"| {group} | {b:,} | " + " | ".join(figures) + " |")
 
 
 if __name__ == "__main__":

@@ -47,7 +47,8 @@ def test_question_reach_on_the_tiny_conversations() -> None:
 
 def test_taken_by_reach_counts_evidence_turns_sent() -> None:
     # 20,000 characters hold the whole tiny conversation: every evidence turn is sent.
-    taken = taken_by_reach(load(TINY), 20_000)
+    taken, recall = taken_by_reach(load(TINY), 20_000)
+    assert recall == {ALL: 1.0, MULTI_HOP: 1.0}
     assert taken == {
         (ALL, "context only"): (2, 2),
         (ALL, "own words"): (4, 4),
@@ -55,6 +56,7 @@ def test_taken_by_reach_counts_evidence_turns_sent() -> None:
         (MULTI_HOP, "context only"): (1, 1),
     }
     # At 100 characters a stretch or two fits: some evidence is left out, none is invented.
-    small = taken_by_reach(load(TINY), 100)
+    small, small_recall = taken_by_reach(load(TINY), 100)
     assert {k: n for k, (n, _) in small.items()} == {k: n for k, (n, _) in taken.items()}
     assert sum(got for _, got in small.values()) < 6
+    assert small_recall[ALL] < 1.0
