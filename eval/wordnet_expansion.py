@@ -232,7 +232,11 @@ def main() -> None:
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    fetch()
+    nouns = Nouns(fetch())
+    sizes = ", ".join(
+        f"{w} {len(nouns.hyponyms(w)):,}" for w in ("event", "activity", "martial_art")
+    )
+    print(f"hyponym words: {sizes}\n")
     jobs = [(args.data, name, b) for name in ROWS for b in BUDGETS]
     cells: dict[str, list[str]] = {}
     with ProcessPoolExecutor(args.workers) as ex:
