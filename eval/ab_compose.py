@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,30 +24,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import yait_byheart
+from eval.ab_head import git
 from eval.bench_live import Talk
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def package_at(revision: str, into: Path) -> Any:
     """yait_byheart as it was at `revision`, importable as `yait_byheart_other`."""
-    names = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", revision, "yait_byheart/"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
+    names = git("ls-tree", "-r", "--name-only", revision, "yait_byheart/").split()
     for name in names:
         if name.endswith(".py"):
-            source = subprocess.run(
-                ["git", "-C", str(ROOT), "show", f"{revision}:{name}"],
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
             target = into / "yait_byheart_other" / Path(name).relative_to("yait_byheart")
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(source)
+            target.write_text(git("show", f"{revision}:{name}"))
     sys.path.insert(0, str(into))
     return importlib.import_module("yait_byheart_other")
 

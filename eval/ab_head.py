@@ -22,10 +22,8 @@ import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_live import Talk
-
+from eval.bench_live import Talk
 from yait_byheart import Memory, bm25
 from yait_byheart._tokens import tokenize
 from yait_byheart.memory import QUERY_TERMS, _unit_counts
@@ -33,14 +31,16 @@ from yait_byheart.memory import QUERY_TERMS, _unit_counts
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def git(*args: str) -> str:
+    """The output of a git command run in this repository (raises if it fails)."""
+    return subprocess.run(
+        ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
 def module_at(revision: str) -> types.ModuleType:
     """yait_byheart/bm25.py as it was at `revision`, loaded beside the current one."""
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{revision}:yait_byheart/bm25.py"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    source = git("show", f"{revision}:yait_byheart/bm25.py")
     module = types.ModuleType("yait_byheart._bm25_other")
     module.__package__ = "yait_byheart"
     sys.modules[module.__name__] = module
