@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import ANSWERABLE, load
-from eval.locomo.offline import Spec, run
+from eval.locomo.offline import Scored, Spec, run
 from eval.locomo.systems import Byheart
 from yait_byheart import _retrieval, _stem, _tokens, memory
 from yait_byheart._render import Turn
@@ -114,9 +114,8 @@ def _switch_closing(any_turn: bool) -> None:
     memory.Memory._closes_stretch = closes if any_turn else _CLOSES  # type: ignore[method-assign,assignment]
 
 
-def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, float]:
-    data, name, regime, budget = job
-    convs = load(data)
+def scored_row(data: str | Path, name: str, regime: str, budget: int) -> list[Scored]:
+    """Every question of `data` scored for byheart with the settings of row `name`."""
     changes = dict(VARIANTS[name])
     _switch_tokens(changes.pop("_tokens", ""))
     _switch_selection(changes.pop("_common_share", 1.0))
@@ -124,7 +123,12 @@ def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, fl
     _switch_closing(changes.pop("_any_turn", False))
     with _retrieval.using(**changes):
         spec = Spec("byheart", regime, budget, lambda: Byheart(budget=budget, regime=regime))
-        scored = run([spec], convs, progress=False)
+        return run([spec], load(data), progress=False)
+
+
+def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, float]:
+    data, name, regime, budget = job
+    scored = scored_row(data, name, regime, budget)
     ev = [s for s in scored if s.evidence_recall is not None]
     all_ = [s.evidence_recall or 0.0 for s in ev if s.question.category in ANSWERABLE]
     mh = [s.evidence_recall or 0.0 for s in ev if s.question.category == 1]

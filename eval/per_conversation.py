@@ -16,12 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from eval.ablate_retrieval import VARIANTS
+from eval.ablate_retrieval import scored_row
 from eval.locomo.cli import DEFAULT_DATA
-from eval.locomo.data import ANSWERABLE, load
-from eval.locomo.offline import Spec, run
-from eval.locomo.systems import Byheart
-from yait_byheart import _retrieval
+from eval.locomo.data import ANSWERABLE
 
 BEFORE, KEPT = (
     "900-char stretches, scored alone (before)",
@@ -31,9 +28,7 @@ BUDGETS = (4_000, 8_000, 20_000)
 
 
 def recall_per_conversation(data: Path, variant: str, budget: int) -> dict[str, float]:
-    with _retrieval.using(**VARIANTS[variant]):
-        spec = Spec("byheart", "fresh", budget, lambda: Byheart(budget=budget, regime="fresh"))
-        scored = run([spec], load(data), progress=False)
+    scored = scored_row(data, variant, "fresh", budget)
     per: dict[str, list[float]] = {}
     for s in scored:
         if s.question.category in ANSWERABLE and s.evidence_recall is not None:
