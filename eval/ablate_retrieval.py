@@ -129,6 +129,11 @@ def scored_row(data: str | Path, name: str, regime: str, budget: int) -> list[Sc
 def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, float]:
     data, name, regime, budget = job
     scored = scored_row(data, name, regime, budget)
+    return (name, regime, budget, *recall_means(scored))
+
+
+def recall_means(scored: list[Scored]) -> tuple[float, float, float]:
+    """Mean evidence recall over categories 1-4, over multi-hop, and answer-token recall."""
     ev = [s for s in scored if s.evidence_recall is not None]
     all_ = [s.evidence_recall or 0.0 for s in ev if s.question.category in ANSWERABLE]
     mh = [s.evidence_recall or 0.0 for s in ev if s.question.category == 1]
@@ -137,7 +142,7 @@ def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, fl
         for s in scored
         if s.answer_token_recall is not None and s.question.category in ANSWERABLE
     ]
-    return name, regime, budget, sum(all_) / len(all_), sum(mh) / len(mh), sum(ans) / len(ans)
+    return sum(all_) / len(all_), sum(mh) / len(mh), sum(ans) / len(ans)
 
 
 def main() -> None:

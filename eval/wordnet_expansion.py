@@ -35,8 +35,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from eval.ablate_retrieval import recall_means
 from eval.locomo.cli import DEFAULT_DATA
-from eval.locomo.data import ANSWERABLE, load
+from eval.locomo.data import load
 from eval.locomo.offline import Spec, run
 from eval.locomo.systems import Byheart
 from yait_byheart import _retrieval, memory
@@ -214,17 +215,7 @@ def one(job: tuple[str, str, int]) -> tuple[str, int, float, float, float]:
     ranked = expanded_ranking(Nouns(fetch()), which, weight, cap)
     memory.Memory._ranked = ranked  # type: ignore[method-assign]
     spec = Spec("byheart", "fresh", budget, lambda: Byheart(budget=budget, regime="fresh"))
-    scored = [
-        s for s in run([spec], load(data), progress=False) if s.question.category in ANSWERABLE
-    ]
-    ev = [s.evidence_recall for s in scored if s.evidence_recall is not None]
-    mh = [
-        s.evidence_recall
-        for s in scored
-        if s.evidence_recall is not None and s.question.category == 1
-    ]
-    ans = [s.answer_token_recall for s in scored if s.answer_token_recall is not None]
-    return name, budget, sum(ev) / len(ev), sum(mh) / len(mh), sum(ans) / len(ans)
+    return (name, budget, *recall_means(run([spec], load(data), progress=False)))
 
 
 def main() -> None:
