@@ -540,6 +540,36 @@ def test_custom_retriever_orders_the_selection() -> None:
     assert "About pricing" not in "\n".join(texts(r))
 
 
+class ScriptedRetriever:
+    """Ranks stretches 0-5 first for "first", 6-11 first for any other query."""
+
+    def fit(self, docs: list[str]) -> ScriptedRetriever:
+        self.n = len(docs)
+        return self
+
+    def rank(self, query: str) -> list[int]:
+        top = list(range(6)) if query == "first" else list(range(6, 12))
+        return top + [u for u in range(self.n) if u not in top]
+
+
+def test_a_custom_retrievers_lower_ranks_still_count_in_the_sticky_context() -> None:
+    mem = Memory(budget=1_000, chunk=150, retriever=ScriptedRetriever())
+    for k in range(16):  # one stretch per exchange: 15 closed, about 8 fit
+        mem.append("user", f"Stretch {k:02d} opens with a line about item number {k}.")
+        mem.append("assistant", f"Reply {k:02d}: understood, item {k} is noted.")
+    first = mem.compose("first")
+    assert first["selected"] == 8  # ranks 0-7: stretches 0-7
+    second = mem.compose("second")
+    sent = "\n".join(texts(second))
+    # The second query's selection is stretches 6-11 and 0 (its ranks 0-6); the kept context
+    # holds ranks 0, 1 and 6. Rank r weighs 1 / (10 + r + 1), less 0.65 of the weakest weight
+    # (`SHARED_SCORE`): held 0.118 of 0.243 (49 %), under the 70 % that `stability` asks, so
+    # ranks 2 and 3 (stretches 8 and 9) join, to 65 % and then 78 %. Weighed 1 / (r + 1), the
+    # held ranks would count 1.364 of 1.943 (70.2 %) and nothing would join.
+    assert not second["reselected"]
+    assert [k for k in range(16) if f"Stretch {k:02d} " in sent] == [*range(10), 15]
+
+
 def test_threads_lose_no_turn() -> None:
     mem = Memory(budget=2_000, chunk=200)
     errors: list[BaseException] = []

@@ -10,6 +10,7 @@ the whole prefix on a miss), 0.10x for prefix characters read from it, 1.0x afte
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,10 +97,15 @@ class Ledger:
         }
 
 
-def replay(conv: Conversation, budget: int, regime: str) -> tuple[Ledger, Ledger]:
-    """Replay one conversation as a chat; ledgers of (assembled calls, all calls)."""
+def replay(
+    conv: Conversation, budget: int, regime: str, retriever: Callable[[], Any] | None = None
+) -> tuple[Ledger, Ledger]:
+    """Replay one conversation as a chat; ledgers of (assembled calls, all calls).
+
+    `retriever` makes a custom fit/rank retriever for byheart (default: its own ranking).
+    """
     assembled, every = Ledger(), Ledger()
-    system = Byheart(budget=budget, regime=regime)
+    system = Byheart(budget=budget, regime=regime, retriever=retriever)
     system.build(())
     for turn in conv.turns:
         if turn.role == "user":
