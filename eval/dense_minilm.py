@@ -46,7 +46,9 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # at 4,000 / 8,000 / 20,000 (python eval/dense_minilm.py): 0.3 is best at 8,000, 0.7 at
 # 20,000 and on multi-hop; 0.5 is the best at 4,000 and between the two elsewhere.
 HYBRID_WEIGHT = 0.5
-CACHE = Path(__file__).resolve().parent / "out" / "minilm-embeddings.pickle"
+# Vectors computed by `python eval/dense_minilm.py`, one file per model; every process reads
+# them (the harness's workers too), only that script writes.
+CACHE_DIR = Path(__file__).resolve().parent / "out" / "embeddings"
 
 Vector = list[float]
 Encode = Callable[[list[str]], list[Vector]]
@@ -106,7 +108,16 @@ class CachedEncoder:
 _ENCODERS: dict[str, CachedEncoder] = {}
 
 
-def shared_encoder(model: str = DEFAULT_MODEL, path: Path | None = None) -> CachedEncoder:
+def cache_path(model: str) -> Path:
+    """Where `model`'s vectors are kept between runs.
+
+    >>> cache_path("sentence-transformers/all-MiniLM-L6-v2").name
+    'sentence-transformers--all-MiniLM-L6-v2.pickle'
+    """
+    return CACHE_DIR / (model.replace("/", "--") + ".pickle")
+
+
+def shared_encoder(model: str = DEFAULT_MODEL) -> CachedEncoder:
     """This process's cached encoder for `model`, loading the model on first use."""
     if model not in _ENCODERS:
         st = _load_model(model)
@@ -115,7 +126,7 @@ def shared_encoder(model: str = DEFAULT_MODEL, path: Path | None = None) -> Cach
             vectors = st.encode(texts, batch_size=64, normalize_embeddings=True)
             return [[float(x) for x in v] for v in vectors]
 
-        _ENCODERS[model] = CachedEncoder(encode, path)
+        _ENCODERS[model] = CachedEncoder(encode, cache_path(model))
     return _ENCODERS[model]
 
 
@@ -234,7 +245,7 @@ def main() -> None:
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="LoCoMo JSON (default: dev)")
     parser.add_argument("--regimes", nargs="*", default=["fresh"])
     args = parser.parse_args()
-    encoder = shared_encoder(DEFAULT_MODEL, CACHE)  # kept on disk: the first run encodes
+    encoder = shared_encoder(DEFAULT_MODEL)  # saved below: only the first run encodes
     conversations = load(args.data)
     print("| retriever | regime | 4,000 | 8,000 | 20,000 |")
     print("|---|---|---:|---:|---:|")
