@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from eval.locomo.cli import DEFAULT_DATA
-from eval.locomo.data import ANSWERABLE, load
+from eval.locomo.data import ANSWERABLE, Conversation, load
 from eval.locomo.offline import Scored, Spec, run
 from eval.locomo.systems import Byheart
 from yait_byheart import _retrieval, _stem, _tokens, memory
@@ -122,8 +123,18 @@ def scored_row(data: str | Path, name: str, regime: str, budget: int) -> list[Sc
     memory.STRONG_JOIN = changes.pop("_strong_join", _STRONG_JOIN)
     _switch_closing(changes.pop("_any_turn", False))
     with _retrieval.using(**changes):
-        spec = Spec("byheart", regime, budget, lambda: Byheart(budget=budget, regime=regime))
-        return run([spec], load(data), progress=False)
+        return byheart_scored(load(data), regime, budget)
+
+
+def byheart_scored(
+    conversations: Sequence[Conversation],
+    regime: str,
+    budget: int,
+    retriever: Callable[[], Any] | None = None,
+) -> list[Scored]:
+    """Every question of `conversations` scored for byheart, with `retriever` if given."""
+    make = partial(Byheart, budget=budget, regime=regime, retriever=retriever)
+    return run([Spec("byheart", regime, budget, make)], conversations, progress=False)
 
 
 def one(job: tuple[str, str, str, int]) -> tuple[str, str, int, float, float, float]:

@@ -22,16 +22,14 @@ import argparse
 import statistics
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from eval.ablate_retrieval import BUDGETS, recall_means
+from eval.ablate_retrieval import BUDGETS, byheart_scored, recall_means
 from eval.locomo import live
 from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import load
-from eval.locomo.offline import Spec, run
 from eval.locomo.systems import Byheart, load_retriever
 from yait_byheart import memory
 
@@ -69,9 +67,7 @@ def measure(job: tuple[str, str, int, int]) -> tuple[int, int, dict[str, float]]
     conversations = load(data)
     out: dict[str, float] = {}
     for regime in ("fresh", "sticky"):
-        factory = partial(Byheart, budget=budget, regime=regime, retriever=make)
-        spec_ = Spec("byheart", regime, budget, factory)
-        out[regime] = recall_means(run([spec_], conversations, progress=False))[0]
+        out[regime] = recall_means(byheart_scored(conversations, regime, budget, make))[0]
     assembled = live.Ledger()
     for conv in conversations:
         calls, _ = live.replay(conv, budget, "sticky", make)

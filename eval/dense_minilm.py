@@ -226,7 +226,7 @@ def _rows() -> dict[str, Callable[[], Any] | None]:
     """The table's rows: a retriever factory each (None: byheart's built-in ranking)."""
     rows: dict[str, Callable[[], Any] | None] = {
         "byheart, built-in ranking": None,
-        "byheart's BM25 + neighbours through the protocol (weight 0)": lambda: Hybrid(0.0),
+        "byheart's BM25 + neighbours through the protocol (weight 0)": partial(Hybrid, 0.0),
         "MiniLM alone": MiniLM,
     }
     for weight in (0.3, 0.5, 0.7, 1.0):
@@ -235,11 +235,9 @@ def _rows() -> dict[str, Callable[[], Any] | None]:
 
 
 def main() -> None:
-    from eval.ablate_retrieval import BUDGETS, recall_means
+    from eval.ablate_retrieval import BUDGETS, byheart_scored, recall_means
     from eval.locomo.cli import DEFAULT_DATA
     from eval.locomo.data import load
-    from eval.locomo.offline import Spec, run
-    from eval.locomo.systems import Byheart
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="LoCoMo JSON (default: dev)")
@@ -254,9 +252,8 @@ def main() -> None:
             cells = []
             for budget in BUDGETS:
                 started = time.monotonic()
-                make = partial(Byheart, budget=budget, regime=regime, retriever=factory)
-                spec = Spec("byheart", regime, budget, make)
-                ev, mh, ans = recall_means(run([spec], conversations, progress=False))
+                scored = byheart_scored(conversations, regime, budget, factory)
+                ev, mh, ans = recall_means(scored)
                 cells.append(f"{ev:.3f} / {mh:.3f} ({ans:.3f})")
                 encoder.save()
                 print(f"  {name}, {regime}, {budget}: {time.monotonic() - started:.0f} s",

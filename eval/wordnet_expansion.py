@@ -35,11 +35,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from eval.ablate_retrieval import recall_means
+from eval.ablate_retrieval import byheart_scored, recall_means
 from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import load
-from eval.locomo.offline import Spec, run
-from eval.locomo.systems import Byheart
 from yait_byheart import _retrieval, memory
 from yait_byheart._tokens import STOP_WORDS, tokenize
 
@@ -214,8 +212,7 @@ def one(job: tuple[str, str, int]) -> tuple[str, int, float, float, float]:
     which, weight, cap = ROWS[name]
     ranked = expanded_ranking(Nouns(fetch()), which, weight, cap)
     memory.Memory._ranked = ranked  # type: ignore[method-assign]
-    spec = Spec("byheart", "fresh", budget, lambda: Byheart(budget=budget, regime="fresh"))
-    return (name, budget, *recall_means(run([spec], load(data), progress=False)))
+    return (name, budget, *recall_means(byheart_scored(load(data), "fresh", budget)))
 
 
 def main() -> None:
