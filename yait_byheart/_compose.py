@@ -25,6 +25,7 @@ Result = dict[str, Any]
 class Plan:
     ctx: SentContext | None  # None: nothing worth keeping (the limit cut what was sent)
     growth: float
+    upto: int  # the context takes entries up to here; the rest are sent after it as text
     rebuilt: bool = False
     counts: Counter[str] = field(default_factory=Counter)
     result: Result = field(default_factory=dict)
@@ -37,6 +38,7 @@ class Request:
     select_by: str
     query: str  # "" when the messages end with the conversation as appended
     external_query: str
+    echoed: bool = False  # the query is the last turn: it ends the messages, once
 
     @classmethod
     def make(cls, conv: Conversation, query: str | None, external_query: str) -> Request:
@@ -49,7 +51,7 @@ class Request:
                 last is not None and last.role == "user" and not last.redacted
                 and last.text == query and conv.entries[-1].parts == 1
             )  # fmt: skip
-            return cls(query, "" if echoed else query, external_query or query)
+            return cls(query, "" if echoed else query, external_query or query, echoed)
         if last is None:
             raise ValueError(
                 "Memory.compose: nothing to send: no query and no turns; pass the user's message"
@@ -95,7 +97,10 @@ class Composer:
                 f"Memory.compose: the query alone measures {q_size}, above the hard limit "
                 f"ceiling x budget = {limit}; shorten it, or raise budget or ceiling"
             )
-        plan = Plan(ctx=None, growth=self.growth)
+        upto = self.conv.pending()
+        if request.echoed:
+            upto = min(upto, len(self.conv.entries) - 1)
+        plan = Plan(ctx=None, growth=self.growth, upto=upto)
         plan.counts["composes"] += 1
         open_size = self._open_rendered_size()
         ext_text, sources = self._external(request, limit - q_size - open_size)
@@ -170,7 +175,7 @@ class Composer:
     def _extended(self, plan: Plan, ctx: SentContext, stretches: list[int]) -> SentContext:
         new = ctx.copy()
         before = new.size
-        new.extend(self.conv, stretches, self.conv.pending())
+        new.extend(self.conv, stretches, max(plan.upto, new.upto))
         plan.counts["joined" if stretches else "kept"] += 1
         # Exponential average of growth per call (weight 0.2: about the last five calls).
         plan.growth = 0.8 * plan.growth + 0.2 * (new.size - before)
