@@ -119,11 +119,3 @@ def test_a_custom_retriever_runs_as_its_own_system(
     assert {r["regime"] for r in mine} == {"fresh", "sticky"}
     assert all(r["evidence_recall"] == 1.0 for r in mine)  # everything fits at 2,000
 
-
-def test_dense_example_explains_a_missing_dependency() -> None:
-    if importlib.util.find_spec("sentence_transformers") is not None:
-        pytest.skip("sentence-transformers is installed; the error path cannot be reached")
-    from eval.dense_minilm import MiniLM
-
-    with pytest.raises(ImportError, match="pip install sentence-transformers"):
-        MiniLM()
