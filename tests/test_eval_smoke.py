@@ -5,7 +5,6 @@ so evidence recall is 1 wherever evidence exists, and answer-token recall differ
 byheart's date resolution adds words: "last Saturday" on 20 March 2023 is 18 March 2023.
 """
 
-import importlib.util
 import json
 from pathlib import Path
 
