@@ -36,11 +36,15 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard
 
+from . import _cache_models
+from ._neutral import Call, Message, Part, Result, Text, read_messages, size_chars, where
+
 __all__ = [
     "JOIN",
     "MAX_BREAKPOINTS",
     "cache_usage",
     "chars_per_token",
+    "min_cacheable_tokens",
     "to_anthropic",
     "to_gemini",
     "to_openai",
@@ -54,63 +58,15 @@ MAX_BREAKPOINTS = 4
 """Anthropic accepts at most 4 ``cache_control`` breakpoints per request (prompt-caching docs)."""
 
 _TTLS = (None, "5m", "1h")
-_FIX = "pass the dict returned by Memory.compose()"
+_OPENAI_TTLS = (None, "30m", "12h")  # PromptCacheBreakpoint.ttl in the openai SDK's types
+
+
+def _flag(value: object, call: str) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{call}: cache must be True or False, got {value!r}")
 
 
 # --------------------------------------------------------------------------- validation
-
-
-def _where(call: str, path: str, problem: str) -> ValueError:
-    return ValueError(f"{call}: result{path} {problem}; {_FIX}")
-
-
-def _messages(result: object, call: str) -> list[tuple[str, list[str]]]:
-    """Check the compose shape and return ``[(role, [text, ...]), ...]``.
-
-    The checks are the contract's sendability promises (first and last message from the user,
-    never two assistant messages in a row): a result that breaks them would be rejected by at
-    least one provider (Gemini: HTTP 400), so failing here, with the place named, is kinder.
-    """
-    if not isinstance(result, Mapping):
-        raise TypeError(
-            f"{call}: result must be the dict returned by Memory.compose(), "
-            f"got {type(result).__name__}"
-        )
-    if "messages" not in result:
-        raise _where(call, "", "has no 'messages' key")
-    messages = result["messages"]
-    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
-        raise _where(call, "['messages']", f"must be a list, got {type(messages).__name__}")
-    if not messages:
-        raise _where(call, "['messages']", "is empty (the query is always the last message)")
-    out: list[tuple[str, list[str]]] = []
-    for i, message in enumerate(messages):
-        at = f"['messages'][{i}]"
-        if not isinstance(message, Mapping):
-            raise _where(call, at, f"must be a dict, got {type(message).__name__}")
-        role = message.get("role")
-        if role not in ("user", "assistant"):
-            raise _where(call, f"{at}['role']", f"must be 'user' or 'assistant', got {role!r}")
-        parts = message.get("parts")
-        if not isinstance(parts, Sequence) or isinstance(parts, (str, bytes)) or not parts:
-            raise _where(call, f"{at}['parts']", "must be a non-empty list of text parts")
-        texts: list[str] = []
-        for j, part in enumerate(parts):
-            pat = f"{at}['parts'][{j}]"
-            if not isinstance(part, Mapping) or part.get("type") != "text":
-                raise _where(call, pat, "must be {'type': 'text', 'text': str}")
-            text = part.get("text")
-            if not isinstance(text, str):
-                raise _where(call, f"{pat}['text']", f"must be a str, got {type(text).__name__}")
-            texts.append(text)
-        if out and role == "assistant" and out[-1][0] == "assistant":
-            raise _where(call, at, "is a second assistant message in a row")
-        out.append((role, texts))
-    if out[0][0] != "user":
-        raise _where(call, "['messages'][0]", "must be a user message")
-    if out[-1][0] != "user":
-        raise _where(call, f"['messages'][{len(out) - 1}]", "must be the user's query")
-    return out
 
 
 def _int(value: object) -> TypeGuard[int]:
@@ -120,24 +76,24 @@ def _int(value: object) -> TypeGuard[int]:
 def _breakpoints(result: Mapping[str, object], call: str, n: int) -> list[int]:
     """Message indices to mark, ascending, ending at ``stable_upto`` (empty when -1)."""
     if "stable_upto" not in result:
-        raise _where(call, "", "has no 'stable_upto' key")
+        raise where(call, "", "has no 'stable_upto' key")
     stable = result["stable_upto"]
     if not _int(stable) or not -1 <= stable < n:
-        raise _where(call, "['stable_upto']", f"must be an int in [-1, {n - 1}], got {stable!r}")
+        raise where(call, "['stable_upto']", f"must be an int in [-1, {n - 1}], got {stable!r}")
     if "breakpoints" not in result:
         # Older or hand-built results: the one breakpoint the contract always defines.
         return [stable] if stable >= 0 else []
     points = result["breakpoints"]
     if not isinstance(points, Sequence) or isinstance(points, (str, bytes)):
-        raise _where(call, "['breakpoints']", "must be a list of message indices")
+        raise where(call, "['breakpoints']", "must be a list of message indices")
     if not all(_int(p) and 0 <= p < n for p in points):
-        raise _where(call, "['breakpoints']", f"must hold ints in [0, {n - 1}], got {points!r}")
+        raise where(call, "['breakpoints']", f"must hold ints in [0, {n - 1}], got {points!r}")
     if any(a >= b for a, b in itertools.pairwise(points)):
-        raise _where(call, "['breakpoints']", f"must be strictly ascending, got {points!r}")
+        raise where(call, "['breakpoints']", f"must be strictly ascending, got {points!r}")
     if stable == -1 and points:
-        raise _where(call, "['breakpoints']", "must be empty when stable_upto is -1")
+        raise where(call, "['breakpoints']", "must be empty when stable_upto is -1")
     if stable >= 0 and (not points or points[-1] != stable):
-        raise _where(call, "['breakpoints']", f"must end with stable_upto ({stable})")
+        raise where(call, "['breakpoints']", f"must end with stable_upto ({stable})")
     return list(points)
 
 
@@ -149,11 +105,11 @@ def _system(system: object, call: str) -> str | None:
     return system
 
 
-def _no_blank(msgs: list[tuple[str, list[str]]], call: str, provider: str) -> None:
+def _no_blank(msgs: list[Message], call: str, provider: str) -> None:
     """Reject empty and whitespace-only texts, naming the first (the API would answer 400)."""
-    for i, (_, texts) in enumerate(msgs):
-        for j, text in enumerate(texts):
-            if not text.strip():
+    for i, (_, parts) in enumerate(msgs):
+        for j, part in enumerate(parts):
+            if isinstance(part, Text) and not part.text.strip():
                 raise ValueError(
                     f"{call}: result['messages'][{i}]['parts'][{j}]['text'] is empty or only "
                     f"whitespace, which {provider} rejects; do not compose an empty query or "
@@ -161,19 +117,150 @@ def _no_blank(msgs: list[tuple[str, list[str]]], call: str, provider: str) -> No
                 )
 
 
+def _texts(parts: Sequence[Part]) -> list[str]:
+    return [p.text for p in parts if isinstance(p, Text)]
+
+
+def _results_first(parts: Sequence[Part]) -> list[Part]:
+    """A user message's tool results before its texts: Anthropic requires ``tool_result``
+    blocks first, and Chat Completions needs the ``tool`` messages right after the call."""
+    return [p for p in parts if isinstance(p, Result)] + [
+        p for p in parts if not isinstance(p, Result)
+    ]
+
+
+# --------------------------------------------------------------------------- cache markers
+
+
+def min_cacheable_tokens(model: str) -> int | None:
+    """The shortest prompt prefix, in tokens, that ``model``'s provider caches; None if unknown.
+
+    From the table in ``docs/prompt-cache.md`` (Anthropic's prompt-caching page and OpenAI's
+    guide): below it nothing is cached, so a breakpoint there buys nothing.
+
+    >>> min_cacheable_tokens("claude-sonnet-4-5-20250929"), min_cacheable_tokens("claude-haiku-4-5")
+    (1024, 4096)
+    >>> min_cacheable_tokens("claude-3-5-haiku-20241022"), min_cacheable_tokens("gpt-5.6")
+    (2048, 1024)
+    >>> min_cacheable_tokens("my-local-model") is None
+    True
+    """
+    if not isinstance(model, str):
+        raise TypeError(f"min_cacheable_tokens(model): model must be a str, got {model!r}")
+    name = model.strip().lower().rsplit("/", 1)[-1].replace(".", "-")
+    if _cache_models.OPENAI_NAME.match(name):
+        return _cache_models.OPENAI_MINIMUM
+    new = _cache_models.CLAUDE_NEW.match(name)
+    old = _cache_models.CLAUDE_OLD.match(name)
+    if new:
+        family, version = new[1], (int(new[2]), int(new[3] or 0))
+    elif old:
+        family, version = old[3], (int(old[1]), int(old[2] or 0))
+    else:
+        return None
+    for fam, low, high, tokens in _cache_models.CLAUDE_MINIMUMS:
+        if fam == family and low <= version <= high:
+            return tokens
+    return None
+
+
+def _long_enough(
+    points: list[int], msgs: list[Message], system: str | None, model: str | None, call: str
+) -> tuple[list[int], bool]:
+    """The breakpoints whose prefix reaches ``model``'s minimum, and whether the system prompt
+    alone does. Tokens are estimated as ``chars_per_token()`` does (4 characters a token)."""
+    if model is None:
+        return points, True
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(f"{call}: model must be a model name or None, got {model!r}")
+    least = min_cacheable_tokens(model)
+    if least is None:
+        return points, True  # unknown model: keep every breakpoint rather than guess
+    estimate = chars_per_token()
+    ends = list(itertools.accumulate(size_chars(parts) for _, parts in msgs))
+    head = len(system or "")
+    return [p for p in points if estimate("x" * (head + ends[p])) >= least], estimate(
+        "x" * head
+    ) >= least
+
+
+def _place(
+    blocks: list[list[dict[str, Any]]],
+    points: list[int],
+    slots: int,
+    marker: Callable[[], dict[str, str]],
+    key: str,
+) -> None:
+    """Mark, for each breakpoint message, the last block at or before its end that can carry a
+    marker (``blocks[i]``: message i's markable blocks); the latest ``slots`` marks are kept."""
+    chosen: list[dict[str, Any]] = []
+    for p in points:
+        block = next((b[-1] for b in reversed(blocks[: p + 1]) if b), None)
+        if block is not None and all(block is not c for c in chosen):
+            chosen.append(block)
+    for block in chosen[max(0, len(chosen) - slots) :] if slots > 0 else []:
+        block[key] = marker()
+
+
+def _ttl_marker(ttl: str | None, base: dict[str, str]) -> Callable[[], dict[str, str]]:
+    # A fresh dict per block: callers may edit one request without touching the other.
+    return lambda: {**base, "ttl": ttl} if ttl else dict(base)
+
+
 # --------------------------------------------------------------------------- requests
 
 
+def _openai_message(
+    role: str, parts: list[Part], content: Callable[[list[str]], Any]
+) -> list[dict[str, Any]]:
+    """One compose message as Chat Completions messages (tool results become ``tool``
+    messages, then any text of the same message a user message)."""
+    texts = _texts(parts)
+    if role == "assistant":
+        calls = [p for p in parts if isinstance(p, Call)]
+        msg: dict[str, Any] = {"role": role, "content": content(texts) if texts else None}
+        if calls:
+            msg["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in calls
+            ]
+        return [msg]
+    out = [
+        {"role": "tool", "tool_call_id": r.id, "content": content([r.output])}
+        for r in parts
+        if isinstance(r, Result)
+    ]
+    if texts or not out:
+        out.append({"role": role, "content": content(texts)})
+    return out
+
+
 def to_openai(
-    result: Mapping[str, Any], *, system: str | None = None, parts: bool = False
+    result: Mapping[str, Any],
+    *,
+    system: str | None = None,
+    parts: bool = False,
+    cache: bool = False,
+    ttl: str | None = None,
+    model: str | None = None,
 ) -> list[dict[str, Any]]:
     """Chat Completions ``messages`` for a compose result.
 
-    ``content`` is one string (the message's parts joined with :data:`JOIN`) or, with
+    ``content`` is one string (the message's texts joined with :data:`JOIN`) or, with
     ``parts=True``, a list of ``{"type": "text", "text": ...}`` parts, one per compose part.
-    A system prompt becomes a leading ``system`` message. OpenAI caches automatically on an
-    exact prefix of 1,024 tokens or more, so nothing is marked: keeping ``messages[:stable_upto+1]``
-    byte-identical between calls is what earns the discount.
+    A system prompt becomes a leading ``system`` message. Tool calls become the assistant's
+    ``tool_calls`` (``arguments`` sent as stored) and each tool result a ``role: "tool"``
+    message right after it; ``is_error`` has no Chat field (let the output say so). OpenAI
+    caches automatically on an exact prefix of 1,024 tokens or more, so by default nothing is
+    marked: keeping the prefix byte-identical between calls is what earns the discount.
+    ``cache=True`` (newer models only, e.g. gpt-5.6) adds explicit ``prompt_cache_breakpoint``
+    markers at ``result["breakpoints"]``, on the last text part at or before each (content is
+    then always a parts list, so the bytes do not change when a marker moves); ``ttl`` is
+    ``"30m"`` or ``"12h"``; ``model`` drops breakpoints below its minimum prefix.
 
     >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "a"},
     ...                                              {"type": "text", "text": "b"}]}],
@@ -184,27 +271,82 @@ def to_openai(
     {'type': 'text', 'text': 'b'}
     """
     call = "to_openai(result)"
-    msgs = _messages(result, call)
+    msgs = read_messages(result, call)
     sys = _system(system, call)
+    _flag(cache, call)
+    if ttl not in _OPENAI_TTLS:
+        raise ValueError(f"{call}: ttl must be None, '30m' or '12h', got {ttl!r}")
+    as_parts = parts or cache
 
     def content(texts: list[str]) -> str | list[dict[str, str]]:
-        if parts:
+        if as_parts:
             return [{"type": "text", "text": t} for t in texts]
         return JOIN.join(texts)
 
     out: list[dict[str, Any]] = []
     if sys is not None:
         out.append({"role": "system", "content": content([sys])})
-    out.extend({"role": role, "content": content(texts)} for role, texts in msgs)
+    blocks: list[list[dict[str, Any]]] = []
+    for role, msg_parts in msgs:
+        converted = _openai_message(role, msg_parts, content)
+        blocks.append(
+            [b for m in converted if isinstance(m["content"], list) for b in m["content"]]
+        )
+        out.extend(converted)
+    if cache:
+        points, sys_ok = _long_enough(_breakpoints(result, call, len(msgs)), msgs, sys, model, call)
+        marker = _ttl_marker(ttl, {"mode": "explicit"})
+        slots = MAX_BREAKPOINTS
+        if sys is not None and sys_ok:
+            out[0]["content"][-1]["prompt_cache_breakpoint"] = marker()
+            slots -= 1
+        _place(blocks, points, slots, marker, "prompt_cache_breakpoint")
     return out
 
 
-def to_openai_responses(result: Mapping[str, Any], *, system: str | None = None) -> dict[str, Any]:
+def _responses_items(
+    role: str, parts: list[Part], output: Callable[[str], Any]
+) -> list[dict[str, Any]]:
+    texts = _texts(parts)
+    kind = "input_text" if role == "user" else "output_text"
+    message = {
+        "type": "message",
+        "role": role,
+        "content": [{"type": kind, "text": t} for t in texts],
+    }
+    if role == "assistant":
+        calls = [
+            {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
+            for c in parts
+            if isinstance(c, Call)
+        ]
+        return ([message] if texts or not calls else []) + calls
+    results = [
+        {"type": "function_call_output", "call_id": r.id, "output": output(r.output)}
+        for r in parts
+        if isinstance(r, Result)
+    ]
+    return results + ([message] if texts or not results else [])
+
+
+def to_openai_responses(
+    result: Mapping[str, Any],
+    *,
+    system: str | None = None,
+    cache: bool = False,
+    ttl: str | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
     """Responses API ``input`` items (and ``instructions``) for a compose result.
 
     User parts are ``input_text``; assistant history parts are ``output_text``, the type the
-    Responses API requires for assistant content (it rejects ``input_text`` there). Merge the
-    returned dict into your request: ``{"model": ..., **to_openai_responses(result)}``.
+    Responses API requires for assistant content (it rejects ``input_text`` there). Tool calls
+    are ``function_call`` items after the assistant's text, tool results
+    ``function_call_output`` items before the user's text. ``cache``, ``ttl`` and ``model``
+    place explicit ``prompt_cache_breakpoint`` markers as :func:`to_openai` does, on
+    ``input_text`` blocks (tool outputs are then sent as one ``input_text`` block each), the
+    only blocks that carry one. Merge the returned dict into your request:
+    ``{"model": ..., **to_openai_responses(result)}``.
 
     >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}],
     ...      "stable_upto": -1}
@@ -215,23 +357,55 @@ def to_openai_responses(result: Mapping[str, Any], *, system: str | None = None)
     [{'type': 'input_text', 'text': 'hi'}]
     """
     call = "to_openai_responses(result)"
-    msgs = _messages(result, call)
+    msgs = read_messages(result, call)
     sys = _system(system, call)
-    items = [
-        {
-            "type": "message",
-            "role": role,
-            "content": [
-                {"type": "input_text" if role == "user" else "output_text", "text": t}
-                for t in texts
-            ],
-        }
-        for role, texts in msgs
-    ]
+    _flag(cache, call)
+    if ttl not in _OPENAI_TTLS:
+        raise ValueError(f"{call}: ttl must be None, '30m' or '12h', got {ttl!r}")
+
+    def output(text: str) -> str | list[dict[str, str]]:
+        return [{"type": "input_text", "text": text}] if cache else text
+
+    items: list[dict[str, Any]] = []
+    blocks: list[list[dict[str, Any]]] = []
+    for role, parts in msgs:
+        converted = _responses_items(role, parts, output)
+        blocks.append(_input_texts(converted))
+        items.extend(converted)
     out: dict[str, Any] = {"input": items}
     if sys is not None:
         out["instructions"] = sys
+    if cache:
+        points, _ = _long_enough(_breakpoints(result, call, len(msgs)), msgs, sys, model, call)
+        _place(
+            blocks,
+            points,
+            MAX_BREAKPOINTS,
+            _ttl_marker(ttl, {"mode": "explicit"}),
+            "prompt_cache_breakpoint",
+        )
     return out
+
+
+def _input_texts(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``input_text`` blocks of some Responses items, in order (they carry breakpoints)."""
+    out: list[dict[str, Any]] = []
+    for item in items:
+        body = item.get("content", item.get("output"))
+        if isinstance(body, list):
+            out.extend(b for b in body if b["type"] == "input_text")
+    return out
+
+
+def _anthropic_block(part: Part) -> dict[str, Any]:
+    if isinstance(part, Text):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, Call):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.args}
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.id, "content": part.output}
+    if part.is_error is not None:
+        block["is_error"] = part.is_error
+    return block
 
 
 def to_anthropic(
@@ -240,6 +414,7 @@ def to_anthropic(
     system: str | None = None,
     cache: bool = True,
     ttl: str | None = None,
+    model: str | None = None,
 ) -> dict[str, Any]:
     """Messages API ``messages`` (and ``system``) with ``cache_control`` breakpoints placed.
 
@@ -251,7 +426,11 @@ def to_anthropic(
     rebuilt selection. Anthropic allows four breakpoints per request; when more are offered
     the system one and the latest message ones are kept (the latest covers the longest prefix).
     ``ttl="1h"`` asks for the one-hour cache (writes cost 2x instead of 1.25x); ``"5m"`` is the
-    default and is sent as no ``ttl`` at all, so both spellings produce the same bytes.
+    default and is sent as no ``ttl`` at all, so both spellings produce the same bytes. With
+    ``model`` named, a breakpoint whose prefix (estimated at 4 characters a token) is shorter
+    than the model's minimum (:func:`min_cacheable_tokens`) is left out. Tool calls are
+    ``tool_use`` blocks (``input`` the parsed arguments), results ``tool_result`` blocks placed
+    first in their user message, as the API requires.
 
     >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]},
     ...                   {"role": "assistant", "parts": [{"type": "text", "text": "yo"}]},
@@ -262,48 +441,74 @@ def to_anthropic(
     [{'type': 'text', 'text': 'Be brief.', 'cache_control': {'type': 'ephemeral', 'ttl': '1h'}}]
     >>> [("cache_control" in m["content"][-1]) for m in req["messages"]]
     [False, True, False]
+    >>> "cache_control" in str(to_anthropic(r, model="claude-sonnet-4-5"))  # far below 1,024
+    False
     """
     call = "to_anthropic(result)"
     if ttl not in _TTLS:
         raise ValueError(f"{call}: ttl must be None, '5m' or '1h', got {ttl!r}")
-    if not isinstance(cache, bool):
-        raise TypeError(f"{call}: cache must be True or False, got {cache!r}")
-    msgs = _messages(result, call)
+    _flag(cache, call)
+    msgs = read_messages(result, call)
     _no_blank(msgs, call, "Anthropic")
-    points = _breakpoints(result, call, len(msgs))
     sys = _system(system, call)
-
-    def marker() -> dict[str, str]:
-        # A fresh dict per block: callers may edit one request without touching the other.
-        return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
+    points, sys_ok = _long_enough(_breakpoints(result, call, len(msgs)), msgs, sys, model, call)
+    marker = _ttl_marker("1h" if ttl == "1h" else None, {"type": "ephemeral"})
 
     slots = MAX_BREAKPOINTS
     out: dict[str, Any] = {}
     if sys is not None:
         block: dict[str, Any] = {"type": "text", "text": sys}
-        if cache:
+        if cache and sys_ok:
             block["cache_control"] = marker()
             slots -= 1
         out["system"] = [block]
-    marked = set(points[-slots:]) if cache and points else set()
     messages: list[dict[str, Any]] = []
-    for i, (role, texts) in enumerate(msgs):
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
-        if i in marked:
-            blocks[-1]["cache_control"] = marker()
-        messages.append({"role": role, "content": blocks})
+    for role, parts in msgs:
+        ordered = _results_first(parts) if role == "user" else parts
+        messages.append({"role": role, "content": [_anthropic_block(p) for p in ordered]})
+    if cache:
+        _place([m["content"] for m in messages], points, slots, marker, "cache_control")
     out["messages"] = messages
     return out
+
+
+def _gemini_parts(msgs: list[Message], i: int) -> list[dict[str, Any]]:
+    """Message i as Gemini parts: results first, in the order of the calls they answer."""
+    role, parts = msgs[i]
+    if role == "assistant":
+        return [
+            {"text": p.text}
+            if isinstance(p, Text)
+            else {"functionCall": {"name": p.name, "args": p.args}}
+            for p in parts
+            if not isinstance(p, Result)
+        ]
+    order = [p.id for p in msgs[i - 1][1] if isinstance(p, Call)] if i else []
+    results = sorted((p for p in parts if isinstance(p, Result)), key=lambda r: order.index(r.id))
+    out: list[dict[str, Any]] = [
+        {
+            "functionResponse": {
+                "name": r.name,
+                "response": {"error" if r.is_error else "output": r.output},
+            }
+        }
+        for r in results
+    ]
+    return out + [{"text": t} for t in _texts(parts)]
 
 
 def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[str, Any]:
     """``generateContent`` body fields (``contents``, ``systemInstruction``) for a compose result.
 
     Gemini requires strictly alternating ``user``/``model`` turns (HTTP 400 otherwise), while a
-    compose result may hold two user messages in a row. Each content therefore carries one text
-    part: the texts of a run of same-role messages (and of their parts) joined with
-    :data:`JOIN`, so nothing is dropped and the boundary stays visible. Gemini's implicit cache
-    needs no marker; the stable prefix is what it matches on.
+    compose result may hold two user messages in a row. A run of same-role messages therefore
+    becomes one content, and neighbouring texts in it one text part, joined with
+    :data:`JOIN`, so nothing is dropped and the boundary stays visible. Tool calls are
+    ``functionCall`` parts (``args`` the parsed arguments); results are ``functionResponse``
+    parts named after their call, first in their content and in the calls' order (Gemini
+    pairs them by name and order), with the output under ``"output"`` (``"error"`` when
+    ``is_error``). Gemini's implicit cache needs no marker; the stable prefix is what it
+    matches on.
 
     >>> u = lambda t: {"role": "user", "parts": [{"type": "text", "text": t}]}
     >>> r = {"messages": [u("earlier"), u("now?")], "stable_upto": 0}
@@ -314,18 +519,21 @@ def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[s
     {'parts': [{'text': 'Be brief.'}]}
     """
     call = "to_gemini(result)"
-    msgs = _messages(result, call)
+    msgs = read_messages(result, call)
     sys = _system(system, call)
     contents: list[dict[str, Any]] = []
-    for role, texts in msgs:
+    for i, (role, _) in enumerate(msgs):
         g_role = "user" if role == "user" else "model"
-        text = JOIN.join(texts)
-        if contents and contents[-1]["role"] == g_role:
-            contents[-1]["parts"][0]["text"] += JOIN + text
-        else:
-            contents.append({"role": g_role, "parts": [{"text": text}]})
+        if not contents or contents[-1]["role"] != g_role:
+            contents.append({"role": g_role, "parts": []})
+        for part in _gemini_parts(msgs, i):
+            last = contents[-1]["parts"][-1] if contents[-1]["parts"] else {}
+            if "text" in part and set(last) == {"text"}:
+                last["text"] += JOIN + part["text"]
+            else:
+                contents[-1]["parts"].append(part)
     for k, content in enumerate(contents):
-        if not content["parts"][0]["text"]:
+        if any(p.get("text") == "" for p in content["parts"]):
             # Gemini answers HTTP 400 to an empty text part.
             raise ValueError(
                 f"{call}: content {k} would be empty (its messages hold only empty text), "
