@@ -9,9 +9,8 @@ from itertools import pairwise
 
 import pytest
 
-from yait_byheart import DERIVED, SUPPLIED, Memory
-from yait_byheart._render import EXTERNAL_MARKER, MEMORY_MARKER, Turn, render_unit
-from yait_byheart.memory import _Context
+from yait_byheart import DERIVED, SUPPLIED, Memory, _selection
+from yait_byheart._render import EXTERNAL_MARKER, MEMORY_MARKER, Piece, Turn, render_unit
 
 
 def texts(result: dict) -> list[str]:
@@ -218,9 +217,13 @@ def test_adjacent_stretches_share_one_message_and_the_room_it_saves() -> None:
 
 
 def test_a_stretch_continuing_another_keeps_its_date_line_only_when_the_date_changes() -> None:
-    one = Turn("user", "violin day one", "violin day one", when="8 May 2023")
-    same = Turn("assistant", "same day", "same day", when="8 May 2023")
-    two = Turn("user", "violin day two", "violin day two", when="9 May 2023")
+    one = Piece(
+        Turn("user", "violin day one", "violin day one", when="8 May 2023"), "violin day one"
+    )
+    same = Piece(Turn("assistant", "same day", "same day", when="8 May 2023"), "same day")
+    two = Piece(
+        Turn("user", "violin day two", "violin day two", when="9 May 2023"), "violin day two"
+    )
     assert render_unit([same], after=one) == "\nassistant: same day"
     assert render_unit([two], after=one) == "\n[9 May 2023]\nuser: violin day two"
     joined = render_unit([one]) + render_unit([same, two], after=one)
@@ -326,7 +329,7 @@ def test_a_missing_best_stretch_joins_after_the_kept_prefix() -> None:
     assert second["messages"][: k + 1] == first["messages"][: k + 1]
     appended = "\n".join(texts(second)[k + 1 : -1])
     assert "55 euro monthly" in appended
-    assert mem.stats["appended"] >= 1
+    assert mem.stats["joined"] >= 1
 
 
 def test_stability_sets_how_much_of_a_fresh_selection_must_be_present() -> None:
@@ -343,14 +346,13 @@ def test_stability_sets_how_much_of_a_fresh_selection_must_be_present() -> None:
 
 def test_keep_limit_follows_the_cost_model() -> None:
     """L = R + sqrt(2 * 1.25 * R * g / 0.10): R=20000, g=500 gives 20000 + 5 * sqrt(1e7)."""
-    mem = Memory(budget=20_000)
-    mem._growth = 500.0
-    assert mem._keep_limit() == pytest.approx(20_000 + 5 * (20_000 * 500) ** 0.5)
-    mem._growth = 1e9
-    assert mem._keep_limit() == 3.0 * 20_000, "3 x budget holds the mean call to 2 x budget"
-    low = Memory(budget=20_000, ceiling=2.0)
-    low._growth = 1e9
-    assert low._keep_limit() == 2.0 * 20_000, "the ceiling is a hard cap"
+    prices = {"cache_write": 1.25, "cache_read": 0.10, "mean_over_budget": 2.0}
+    limit = _selection.keep_limit(20_000, 500.0, ceiling=4.0, **prices)
+    assert limit == pytest.approx(20_000 + 5 * (20_000 * 500) ** 0.5)
+    limit = _selection.keep_limit(20_000, 1e9, ceiling=4.0, **prices)
+    assert limit == 3.0 * 20_000, "3 x budget holds the mean call to 2 x budget"
+    limit = _selection.keep_limit(20_000, 1e9, ceiling=2.0, **prices)
+    assert limit == 2.0 * 20_000, "the ceiling is a hard cap"
 
 
 # -- rule 4: outside knowledge -----------------------------------------------------------------
@@ -595,14 +597,15 @@ def test_threads_lose_no_turn() -> None:
 
 
 def test_a_strong_missing_stretch_joins_even_when_coverage_is_met() -> None:
-    mem = Memory(budget=10_000, chunk=30)
-    for k in range(8):
-        mem.append("user", f"topic number {k} is discussed here")
-    ctx = _Context(start=mem._open_start, upto=len(mem), units={0, 1, 2})
+    rules = {"stability": 0.7, "shared_score": 0.65}
+    kept = {0, 1, 2}
     # Base 0.65 x 2 = 1.3 off each weight: 8.7, 8.7, 8.7, 7.7, 0.7 (total 34.5). The kept 0-2
     # cover 26.1 = 76 % >= 70 %, so coverage alone joins nothing; but stretch 3 scores
     # 7.7 >= 0.75 x 8.7 = 6.525, a pointed match, and joins. Stretch 4 (0.7) does not.
-    assert mem._joining(ctx, [0, 1, 2, 3, 4], [10.0, 10.0, 10.0, 9.0, 2.0]) == [3]
+    weights = [10.0, 10.0, 10.0, 9.0, 2.0]
+    assert _selection.joining(kept, [0, 1, 2, 3, 4], weights, strong_join=0.75, **rules) == [3]
     # Below three quarters of the best (7.5 - 1.3 = 6.2 < 6.525), nothing joins; at half
     # the best (4.35) it would have.
-    assert mem._joining(ctx, [0, 1, 2, 3, 4], [10.0, 10.0, 10.0, 7.5, 2.0]) == []
+    weights = [10.0, 10.0, 10.0, 7.5, 2.0]
+    assert _selection.joining(kept, [0, 1, 2, 3, 4], weights, strong_join=0.75, **rules) == []
+    assert _selection.joining(kept, [0, 1, 2, 3, 4], weights, strong_join=0.5, **rules) == [3]

@@ -6,6 +6,7 @@ import json
 from itertools import pairwise
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,15 +35,24 @@ def texts(result: dict[str, Any]) -> list[str]:
 def check(mem: Memory, result: dict[str, Any], query: str) -> None:
     roles = [m["role"] for m in result["messages"]]
     assert roles[0] == "user" and roles[-1] == "user"
-    assert texts(result)[-1] == query
+    # The query ends the messages; if it was the last turn appended, it is not sent twice.
+    last_turn = mem.to_dict()["turns"][-1] if len(mem) else {}
+    echoed = last_turn.get("role") == "user" and last_turn.get("text") == query
+    echoed = echoed and not last_turn.get("cuts") and not last_turn.get("redacted")
+    assert texts(result)[-1].endswith(last_turn.get("shown", query) if echoed else query)
+    assert result["chars"] <= result["size"] <= mem.ceiling * mem.budget  # the hard limit
     assert not any(a == b == "assistant" for a, b in pairwise(roles))
-    joined = "\n".join(texts(result)[:-1])
+    joined = "\n".join(texts(result))
     turns = mem.to_dict()["turns"]
     for i in result["included"]:
-        assert turns[i].get("shown", turns[i]["text"]) in joined
+        shown = turns[i].get("shown", turns[i]["text"])
+        bounds = [0, *turns[i].get("cuts", []), len(shown)]
+        pieces = [shown[a:b] for a, b in pairwise(bounds)]
+        sent = [p for p in pieces if p in joined]
+        assert sent == pieces if i not in result["partial"] else sent  # each piece verbatim
     if result["mode"] == "passthrough":
         assert result["included"] == [i for i, t in enumerate(turns) if not t.get("redacted")]
-    assert -1 <= result["stable_upto"] < len(result["messages"]) - 1
+    assert -1 <= result["stable_upto"] < len(result["messages"])
     assert len(result["breakpoints"]) <= 4
     assert result["breakpoints"] == sorted(result["breakpoints"])
     if result["stable_upto"] >= 0:
@@ -54,6 +64,10 @@ def run(mem: Memory, steps: list[tuple[str, str]]) -> None:
     previous: dict[str, Any] | None = None
     for action, words in steps:
         if action == "compose":
+            if len(words) > mem.ceiling * mem.budget:
+                with pytest.raises(ValueError, match="hard limit"):
+                    mem.compose(words)
+                continue
             result = mem.compose(words)
             check(mem, result, words)
             if previous is not None and not result["reselected"] and previous["stable_upto"] >= 0:
@@ -89,13 +103,13 @@ def test_json_round_trip_composes_identically(
     copy = Memory.from_dict(json.loads(json.dumps(mem.to_dict())))
     assert copy.to_dict() == mem.to_dict()
     for action, words in after:
-        if action == "compose":
+        if action == "compose" and len(words) <= mem.ceiling * mem.budget:
             assert copy.compose(words) == mem.compose(words)
         elif action == "redact":
             if len(mem):
                 mem.redact(len(words) % len(mem))
                 copy.redact(len(words) % len(copy))
-        else:
+        elif action != "compose":
             mem.append(action, words)
             copy.append(action, words)
     assert copy.to_dict() == mem.to_dict()

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from yait_byheart import Memory, _retrieval
-from yait_byheart._retrieval import neighbour_shares
+from yait_byheart import Memory, Tuning
+from yait_byheart._conversation import Shape
+from yait_byheart._ranking import neighbour_shares
 
 
 def test_neighbour_shares_by_hand() -> None:
@@ -17,25 +18,22 @@ def test_neighbour_shares_by_hand() -> None:
     assert neighbour_shares({5: 8.0}, 10, 0.0, 2) == {}
 
 
-def test_using_switches_and_restores_settings() -> None:
-    before = _retrieval.SETTINGS
-    with _retrieval.using(context_weight=0.0) as s:
-        assert s.context_weight == 0.0 and _retrieval.SETTINGS is s
-    assert _retrieval.SETTINGS is before
-
-
 def test_stretch_is_a_third_of_chunk() -> None:
-    assert Memory(budget=100_000, chunk=900)._unit_limit == 300
-    assert Memory(budget=8_000, chunk=900)._unit_limit == 300  # 8,000 / 20 = 400 > 300
+    def size(budget: int, tuning: Tuning | None = None) -> int:
+        return Shape(budget, 900, tuning or Tuning(), len).stretch_size
+
+    assert size(100_000) == 300
+    assert size(8_000) == 300  # 8,000 / 20 = 400 > 300
     # A small budget holds about 20 stretches: 4,000 / 20 = 200 < 300.
-    assert Memory(budget=4_000, chunk=900)._unit_limit == 200
+    assert size(4_000) == 200
     # Without that, the budget cap still wins at small budgets: 1,000 x 0.5 / 2 = 250.
-    with _retrieval.using(stretches_per_budget=0.0):
-        assert Memory(budget=1_000, chunk=900)._unit_limit == 250
+    assert size(1_000, Tuning(stretches_per_budget=0.0)) == 250
 
 
-def _talk() -> Memory:
-    mem = Memory(budget=420, chunk=150, stability=0)  # 50-char stretches: a pair each
+def _talk(tuning: Tuning | None = None) -> Memory:
+    mem = Memory(
+        budget=420, chunk=150, stability=0, tuning=tuning
+    )  # 50-char stretches: a pair each
     lines = [
         ("user", "We looked at the violin shop downtown today."),
         ("assistant", "Did the luthier have a good instrument for you?"),
@@ -59,18 +57,16 @@ def test_a_neighbour_of_the_match_is_brought_by_its_context() -> None:
     # pair (recency top-up); smoothed, the pair after the match borrows half its score and
     # wins the place: it continues the same talk ("He had one...").
     query = "what about the violin?"
-    with _retrieval.using(context_weight=0.0):
-        assert _talk().compose(query)["included"] == [0, 1, 6, 7, 8, 9]
+    assert _talk(Tuning(context_weight=0.0)).compose(query)["included"] == [0, 1, 6, 7, 8, 9]
     assert _talk().compose(query)["included"] == [0, 1, 2, 3, 8, 9]
 
 
 @pytest.mark.parametrize("weight", [0.0, 1.0])
 def test_best_stretch_goes_alone_when_only_borrowed_score_fits(weight: float) -> None:
-    mem = Memory(budget=300, stability=0)
+    mem = Memory(budget=300, stability=0, tuning=Tuning(context_weight=weight))
     mem.append("user", "apples " * 40)
     mem.append("assistant", "ok")
     mem.append("user", "bananas " * 40)
     mem.append("assistant", "ok")
     mem.append("user", "next")
-    with _retrieval.using(context_weight=weight):
-        assert 0 in mem.compose("apples " * 10)["included"]
+    assert 0 in mem.compose("apples " * 10)["included"]

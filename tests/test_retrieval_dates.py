@@ -6,13 +6,13 @@ import math
 
 import pytest
 
-from yait_byheart import Memory, _retrieval
-from yait_byheart._retrieval import asks_when
+from yait_byheart import Memory, Tuning
+from yait_byheart._ranking import asks_when
 
 
-def _bakery() -> Memory:
+def _bakery(tuning: Tuning | None = None) -> Memory:
     # chunk=150 -> 50-char stretches: (0, 1) and (2, 3) close; turn 4 stays open.
-    mem = Memory(budget=200, chunk=150, stability=0)
+    mem = Memory(budget=200, chunk=150, stability=0, tuning=tuning)
     day = "8 May 2023"
     mem.append("user", "We baked bread together yesterday.", when=day)  # -> "[7 May 2023]"
     mem.append("assistant", "Lovely, it smelled great.", when=day)
@@ -44,17 +44,17 @@ def test_asks_when() -> None:
 def test_a_when_question_lifts_the_dated_stretch_by_a_quarter() -> None:
     mem = _bakery()
     s0, s1 = _expected()  # 0.57736, 0.61928: by words alone the second stretch wins
-    plain = list(mem._ranked("Did we bake bread?"))
+    plain = list(mem._ranker.ranked("Did we bake bread?"))
     assert plain == [(1, pytest.approx(s1)), (0, pytest.approx(s0))]
-    dated = list(mem._ranked("When did we bake bread?"))
+    dated = list(mem._ranker.ranked("When did we bake bread?"))
     assert dated == [(0, pytest.approx(1.25 * s0)), (1, pytest.approx(s1))]  # 0.72170
     assert mem.compose("When did we bake bread?")["included"] == [0, 1, 4]
     assert mem.compose("Did we bake bread?")["included"] == [2, 3, 4]
 
 
 def test_date_boost_off_leaves_the_words_to_decide() -> None:
-    with _retrieval.using(date_boost=0.0):
-        assert _bakery().compose("When did we bake bread?")["included"] == [2, 3, 4]
+    mem = _bakery(Tuning(date_boost=0.0))
+    assert mem.compose("When did we bake bread?")["included"] == [2, 3, 4]
 
 
 def test_without_resolved_dates_nothing_is_lifted() -> None:
@@ -67,10 +67,10 @@ def test_without_resolved_dates_nothing_is_lifted() -> None:
         ("user", "Anyway, how is the weather?"),
     ]:
         mem.append(role, text, when="8 May 2023")
-    assert [u for u, _ in mem._ranked("When did we bake bread?")] == [1, 0]
+    assert [u for u, _ in mem._ranker.ranked("When did we bake bread?")] == [1, 0]
 
 
 def test_a_redacted_date_does_not_count() -> None:
     mem = _bakery()
     mem.redact(0)
-    assert not mem._dated(0) and not mem._dated(1)
+    assert not mem._conv.dated(0) and not mem._conv.dated(1)

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yait_byheart import Memory, _persist
+from yait_byheart import Memory
 from yait_byheart import store as store_module
 from yait_byheart.store import (
     SCHEMA_VERSION,
@@ -538,22 +538,13 @@ def test_reopening_loads_the_index_snapshot_and_composes_as_before(
     backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reference = long_memory()
-    restored: list[int] = []
-    real_load = _persist.load
-
-    def spy(*args: Any) -> tuple[Memory, int]:
-        mem, n = real_load(*args)
-        restored.append(n)
-        return mem, n
-
-    monkeypatch.setattr(_persist, "load", spy)
     with backend.store() as store:
         store.import_("c", reference.to_dict())
     assert snapshot_rows(backend) == 1  # import writes it
     with backend.store() as store:
         again = store.open("c")
         # Every stretch came from the snapshot; none was re-indexed.
-        assert restored[-1] == len(reference._unit_starts) > 10
+        assert again.snapshot_stretches == reference.stretch_count > 10
         for query in ("how was the marathon in round 3?", "VAT on the invoice", "cello"):
             assert again.compose(query) == reference.compose(query)
 
@@ -574,13 +565,9 @@ def test_closing_refreshes_the_snapshot_of_a_grown_conversation(
                 m.append(*SCRIPT[k % len(SCRIPT)], when=WHEN)
     assert snapshot_rows(backend) == 1  # written on close
     with backend.store() as store:
-        _mem, restored = _persist.load(
-            Memory,
-            store.export("c"),
-            {},
-            store._b_load("c").snapshot,  # type: ignore[union-attr]
-        )
-        assert restored == len(reference._unit_starts)
+        snapshot = store._b_load("c").snapshot  # type: ignore[union-attr]
+        loaded = Memory.from_dict(store.export("c"), index_snapshot=snapshot)
+        assert loaded.snapshot_stretches == reference.stretch_count
         assert store.open("c").compose("pricing") == reference.compose("pricing")
 
 
@@ -605,25 +592,31 @@ def test_redaction_deletes_the_snapshot_with_the_words_it_indexed(tmp_path: Path
 
 def test_a_snapshot_that_does_not_match_the_rows_is_ignored() -> None:
     reference = long_memory()
+
     # A prefix of the same conversation is a valid snapshot: the rest is indexed on top.
-    prefix = _persist.index_snapshot(long_memory(40))
-    mem, restored = _persist.load(Memory, reference.to_dict(), {}, prefix)
-    assert restored == 39
+    def restored(snapshot: bytes) -> int:
+        return Memory.from_dict(reference.to_dict(), index_snapshot=snapshot).snapshot_stretches
+
+    shorter = long_memory(40)
+    mem = Memory.from_dict(reference.to_dict(), index_snapshot=shorter.index_snapshot())
+    assert 0 < mem.snapshot_stretches == shorter.stretch_count < reference.stretch_count
     # Same stretch boundaries, other words: refused (the texts' checksum differs).
     other = Memory(budget=BUDGET)
     for k in range(60):
         role, text = SCRIPT[k % len(SCRIPT)]
-        other.append(role, f"{text[::-1]} (round {k // len(SCRIPT)})", when=WHEN)
-    assert other._unit_starts == reference._unit_starts
-    stale = _persist.index_snapshot(other)
-    assert _persist.load(Memory, reference.to_dict(), {}, stale)[1] == 0
+        other.append(role, f"{text.swapcase()} (round {k // len(SCRIPT)})", when=WHEN)
+    assert other.to_dict()["turns"][-1].get("opens") == reference.to_dict()["turns"][-1].get(
+        "opens"
+    )
+    assert other.stretch_count == reference.stretch_count
+    assert restored(other.index_snapshot()) == 0
     redacted = long_memory()
     redacted.redact(3)
-    snapshot = _persist.index_snapshot(redacted)
-    assert _persist.load(Memory, reference.to_dict(), {}, snapshot)[1] == 0
+    snapshot = redacted.index_snapshot()
+    assert restored(snapshot) == 0
     for broken in (b"", b"BHSN", snapshot[:-7], b"x" * 64):
-        assert _persist.load(Memory, reference.to_dict(), {}, broken)[1] == 0
-    assert _persist.load(Memory, reference.to_dict(), {}, _persist.index_snapshot(reference))[1] > 0
+        assert restored(broken) == 0
+    assert restored(reference.index_snapshot()) > 0
     assert mem.compose("marathon") == reference.compose("marathon")
 
 

@@ -5,9 +5,20 @@ send from the dialogue's own words, never a paraphrase.
 """
 
 from ._render import DERIVED, SAID, SUPPLIED
+from ._settings import Tuning
 from ._time import resolve_time
 from .bm25 import BM25
 from .memory import Memory
+from .protocols import ComposeResult
 
-__all__ = ["BM25", "DERIVED", "SAID", "SUPPLIED", "Memory", "resolve_time"]
+__all__ = [
+    "BM25",
+    "DERIVED",
+    "SAID",
+    "SUPPLIED",
+    "ComposeResult",
+    "Memory",
+    "Tuning",
+    "resolve_time",
+]
 __version__ = "0.1.0"

@@ -10,6 +10,7 @@ from importlib import resources
 from typing import Any
 
 from .memory import Memory
+from .protocols import ComposeResult
 
 
 def load_demo() -> dict[str, Any]:
@@ -19,7 +20,7 @@ def load_demo() -> dict[str, Any]:
     return data
 
 
-def show(result: dict[str, Any], width: int) -> str:
+def show(result: ComposeResult, width: int) -> str:
     out = [
         f"mode={result['mode']}  sent {result['chars']:,} chars  "
         f"stretches {result['selected']} of {result['of_units']}  "

@@ -15,6 +15,9 @@ from collections.abc import Iterator, Sequence
 
 from ._stem import stem
 
+# Bump when tokens change for any text: stored index snapshots are then rebuilt from the text.
+TOKENIZER_VERSION = 1
+
 # Letters and digits in any script; "_" is a word character to `\w` but not to a reader.
 _WORD = re.compile(r"[^\W_]+")
 

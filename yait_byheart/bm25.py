@@ -14,11 +14,10 @@ from __future__ import annotations
 import heapq
 import math
 import struct
-import sys
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from ._codec import u32_array, u32_bytes
 from ._tokens import term_counts, tokenize
 
 K1 = 1.2
@@ -31,26 +30,6 @@ _DUMP_HEADER = struct.Struct("<4sIIII")  # magic, documents, terms, postings, te
 _BANDED = 256
 # Bounds are raised by this factor so float rounding cannot make one fall short of a sum.
 _SLACK = 1.0 + 1e-9
-_U32 = next(code for code in "IL" if array(code).itemsize == 4)
-
-
-def _u32_bytes(values: Iterable[int]) -> bytes:
-    """`values` as little-endian 4-byte unsigned ints (the machine's order is not stored)."""
-    out = array(_U32, values)
-    if sys.byteorder == "big":
-        out.byteswap()
-    return out.tobytes()
-
-
-def _u32_array(data: bytes | memoryview, count: int, at: int) -> array[int]:
-    """`count` ints written by `_u32_bytes`, read from `data` at offset `at`."""
-    if at + 4 * count > len(data):
-        raise ValueError("truncated")
-    out = array(_U32)
-    out.frombytes(data[at : at + 4 * count])
-    if sys.byteorder == "big":
-        out.byteswap()
-    return out
 
 
 def idf(df: int, n_docs: int) -> float:
@@ -168,12 +147,12 @@ class Index:
         n_postings = sum(map(len, postings))
         parts = [
             _DUMP_HEADER.pack(_DUMP_MAGIC, len(self._lengths), len(terms), n_postings, len(table)),
-            _u32_bytes(self._lengths),
-            _u32_bytes(self._lengths.values()),
-            _u32_bytes(map(len, postings)),
+            u32_bytes(self._lengths),
+            u32_bytes(self._lengths.values()),
+            u32_bytes(map(len, postings)),
         ]
-        parts += [_u32_bytes(entry) for entry in postings]
-        parts += [_u32_bytes(entry.values()) for entry in postings]
+        parts += [u32_bytes(entry) for entry in postings]
+        parts += [u32_bytes(entry.values()) for entry in postings]
         parts.append(table)
         return b"".join(parts)
 
@@ -187,7 +166,7 @@ class Index:
             at = _DUMP_HEADER.size
             ints = []
             for count in (n_docs, n_docs, n_terms, n_postings, n_postings):
-                ints.append(_u32_array(data, count, at))
+                ints.append(u32_array(data, count, at))
                 at += 4 * count
             doc_ids, lengths, sizes, docs, tfs = ints
             if len(data) != at + n_bytes:
@@ -251,6 +230,10 @@ class Index:
         if self._min_len is None:
             self._min_len = min(self._lengths.values(), default=0)
         return self._min_len
+
+    def document_frequency(self, term: str) -> int:
+        """How many documents hold `term`."""
+        return len(self._postings.get(term, ()))
 
     def rarest(self, terms: Iterable[str], n: int) -> list[str]:
         """The `n` distinct indexed terms of `terms` found in the fewest documents.

@@ -53,8 +53,6 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _persist
-
 if TYPE_CHECKING:
     from .memory import Memory
 
@@ -138,14 +136,15 @@ class _Journal:
         mem = self._memory()
         if mem is None:
             return
-        with mem._lock:
-            if len(mem._unit_starts) - self.snapshot_units < max(1, at_least):
-                return
-            data, seq = _persist.index_snapshot(mem), self._seq
+        if mem.stretch_count - self.snapshot_units < max(1, at_least):
+            return
+        # Taken before the sequence number: a write in between only makes it a valid prefix.
+        data = mem.index_snapshot()
+        seq = self._seq
         # Written only if no other writer changed the conversation meanwhile (seq unchanged):
         # then these rows are exactly what the snapshot was built from.
         if self._store._b_snapshot(self._conv, seq, data):
-            self.snapshot_units = len(mem._unit_starts)
+            self.snapshot_units = mem.stretch_count
 
     def turn_appended(self, index: int, record: dict[str, Any]) -> None:
         self._seq = self._store._journal_write(
@@ -245,17 +244,17 @@ class _Store:
                 f"{call}({name!r}, user={user!r}): the conversation belongs to user "
                 f"{loaded.user!r}; pass that user or none"
             )
-        mem, restored = _persist.load(
-            memory_cls, self._assemble(name, loaded), settings, loaded.snapshot
+        mem = memory_cls.from_dict(
+            self._assemble(name, loaded), index_snapshot=loaded.snapshot, **settings
         )
         journal = _Journal(self, name, loaded.conv, loaded.seq, mem)
-        journal.snapshot_units = restored
+        journal.snapshot_units = mem.snapshot_stretches
         self._bind(mem, journal)
         journal.save_snapshot(at_least=SNAPSHOT_EVERY)
         return mem
 
     def _bind(self, mem: Memory, journal: _Journal) -> None:
-        mem._attach_journal(journal)
+        mem.attach_journal(journal)
         with self._lock:
             self._journals.add(journal)
 
@@ -296,7 +295,7 @@ class _Store:
         if not isinstance(turns, list):
             raise ValueError(f"{call}: data has no 'turns' list; pass Memory.to_dict() output")
         try:
-            snapshot = _persist.index_snapshot(_memory_class().from_dict(dict(data)))
+            snapshot = _memory_class().from_dict(dict(data)).index_snapshot()
             head = _dumps({k: v for k, v in data.items() if k not in ("turns", "state")})
             rows = [_dumps(t) for t in turns]
             state = _dumps(data["state"]) if "state" in data else None

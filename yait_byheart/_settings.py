@@ -1,0 +1,60 @@
+"""The tuning of retrieval, selection and the sticky context, as one frozen value.
+
+Every field's default is the measured best; the evidence for each is in docs/benchmarks.md
+(the section named in the field's comment). Experiments pass a changed copy to `Memory(tuning=)`
+(`python -m eval ablate` sweeps them); nothing here is process-wide state.
+
+>>> Tuning().strong_join, Tuning(strong_join=0.5).strong_join
+(0.75, 0.5)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Constants of the selection rules; see docs/benchmarks.md for why each has its value."""
+
+    # A stretch closes at this share of `chunk` ("Retrieval ablations").
+    stretch_share: float = 1 / 3
+    # ... at the latest at budget / stretches_per_budget; 0 turns it off ("Retrieval ablations").
+    stretches_per_budget: float = 20.0
+    # A stretch never takes more than this share of the budget, so at least two always fit.
+    max_stretch_share: float = 0.5
+    # A stretch may close at either speaker's turn (dropped: "Retrieval ablations").
+    close_at_any_turn: bool = False
+    # Neighbours within `context_width` get context_weight / 2 of a score ("Retrieval ablations").
+    context_weight: float = 1.0
+    context_width: int = 1
+    # "when" questions: stretches carrying a resolved date score (1 + date_boost) times more.
+    date_boost: float = 0.25
+    # A query keeps its rarest terms only ("Speed").
+    query_terms: int = 8
+    # Query terms in more than this share of the stretches are dropped; 1 keeps all (dropped).
+    common_share: float = 1.0
+    # Coverage counts scores above this share of the weakest chosen one's ("Live replay").
+    shared_score: float = 0.65
+    # A missing stretch scoring this share of the best always joins ("Live replay").
+    strong_join: float = 0.75
+    # A custom retriever's rank r weighs 1 / (rank_offset + r + 1) ("A custom retriever...").
+    rank_offset: int = 10
+    # Zero-score stretches (newest first) that may top up a selection.
+    recency_fill_scan: int = 200
+    # A selection stops after this many stretches in a row too large for the room ("Speed").
+    misfits: int = 32
+    # Cache prices relative to uncached input (docs/prompt-cache.md).
+    cache_write: float = 1.25
+    cache_read: float = 0.10
+    # A kept context may grow to (2 x mean_over_budget - 1) x budget ("Live replay").
+    mean_over_budget: float = 2.0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool):
+                continue
+            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"Tuning: {f.name}={value!r}; use a finite number >= 0")
