@@ -159,19 +159,60 @@ def test_openai_error_result_keeps_output_and_anthropic_flags_it() -> None:
     assert response == {"error": "boom"}
 
 
+def test_results_spread_over_a_run_of_user_messages_are_gathered_after_the_call() -> None:
+    """Memory keeps each appended result as its own user turn; every provider needs a round's
+    results together, right after the call, ahead of any text."""
+    res = result_of(
+        [
+            user(text("q")),
+            assistant(tcall("a", "f"), tcall("b", "g")),
+            user(tresult("a", "A")),
+            user(text("meanwhile"), tresult("b", "B")),
+            user(text("and?")),
+        ],
+        [2, 3],
+    )
+    chat = to_openai(res, cache=True)
+    assert [m["role"] for m in chat] == ["user", "assistant", "tool", "tool", "user", "user"]
+    assert [m["content"][0]["text"] for m in chat[4:]] == ["meanwhile", "and?"]
+    # Breakpoint 2 now covers both results (the second tool message), 3 the text left behind.
+    assert [i for i, m in enumerate(chat) if "prompt_cache_breakpoint" in json.dumps(m)] == [3, 4]
+    anthropic = to_anthropic(res)["messages"]
+    kinds = [[b["type"] for b in m["content"]] for m in anthropic]
+    assert kinds[1:3] == [["tool_use", "tool_use"], ["tool_result", "tool_result"]]
+    assert [m["content"][0]["text"] for m in anthropic[3:]] == ["meanwhile", "and?"]
+    assert anthropic_marks(to_anthropic(res)) == [2, 3]
+    gemini = to_gemini(res)["contents"]
+    assert [p.get("text", "fn") for p in gemini[2]["parts"]] == ["fn", "fn", "meanwhile\n\nand?"]
+
+
+def test_real_memory_compose_with_one_turn_per_result_converts() -> None:
+    from yait_byheart import Memory
+
+    mem = Memory(budget=2000, chunk=300)
+    mem.append("user", "weather in Oslo and Rome?")
+    mem.append_message(assistant(tcall("c1", "wx", '{"city": "Oslo"}')))
+    mem.append_message(assistant(tcall("c2", "wx", '{"city": "Rome"}')))
+    mem.append_message(user(tresult("c1", "sunny")))
+    mem.append_message(user(tresult("c2", "rain")))
+    res = mem.compose()
+    check_all(res)
+    assert [m["role"] for m in to_openai(res)] == ["user", "assistant", "tool", "tool"]
+
+
 # --------------------------------------------------------------------------- bad input
 
 BAD: list[tuple[str, list[dict[str, Any]], str, str]] = [
     (
         "orphan result",
         [user(text("q")), assistant(text("hm")), user(tresult("zz"))],
-        r"\['messages'\]\[2\]\['parts'\]\[0\] is a tool_result for id 'zz' with no tool_call",
+        r"\['messages'\]\[2\]\['parts'\]\[0\] is a tool_result for id 'zz' with no open tool_call",
         "Memory.append_message",
     ),
     (
         "result first",
         [user(tresult("zz"))],
-        r"\['messages'\]\[0\]\['parts'\]\[0\] is a tool_result for id 'zz'.*before it",
+        r"\['messages'\]\[0\]\['parts'\]\[0\] is a tool_result for id 'zz'.*message before it",
         "Memory.append_message",
     ),
     (
@@ -181,10 +222,23 @@ BAD: list[tuple[str, list[dict[str, Any]], str, str]] = [
         "tool_result for each call",
     ),
     (
-        "result two messages late",
-        [user(text("q")), assistant(tcall("a")), user(text("x")), user(tresult("a"))],
-        r"\['messages'\]\[1\]\['parts'\]\[0\] is a tool_call \(id 'a'\) with no tool_result in",
+        "result after the next assistant turn",
+        [
+            user(text("q")),
+            assistant(tcall("a")),
+            user(text("x")),
+            assistant(text("y")),
+            user(tresult("a")),
+        ],
+        r"\['messages'\]\[1\]\['parts'\]\[0\] is a tool_call \(id 'a'\) with no tool_result in"
+        r" the user messages after it \(from message 2\)",
         "compose after the results",
+    ),
+    (
+        "result answered twice",
+        [user(text("q")), assistant(tcall("a")), user(tresult("a")), user(tresult("a"))],
+        r"\['messages'\]\[3\]\['parts'\]\[0\] is a tool_result for id 'a' with no open",
+        "Memory.append_message",
     ),
     (
         "bad JSON",
@@ -398,8 +452,9 @@ ARGS = st.dictionaries(st.sampled_from("abc"), st.one_of(st.integers(), WORDS), 
 @st.composite
 def agent_results(draw: st.DrawFn) -> dict[str, Any]:
     """Compose results of agent transcripts: user texts, assistant turns of text and/or
-    parallel tool calls, each answered in the next user message (results in any order,
-    sometimes followed by text), extra user messages (retrieved stretches) anywhere."""
+    parallel tool calls, each answered in the user messages that follow (results in any order,
+    in one message or one per message, sometimes with text among them), extra user messages
+    (retrieved stretches) anywhere."""
     messages = [user(text(draw(WORDS)))]
     counter = 0
     for _ in range(draw(st.integers(0, 5))):
@@ -416,7 +471,14 @@ def agent_results(draw: st.DrawFn) -> dict[str, Any]:
                 for c in draw(st.permutations(calls))
             ]
             tail = [text(draw(WORDS))] if draw(st.booleans()) else []
-            messages.append(user(*results, *tail))
+            if draw(st.booleans()):  # as Memory keeps them: one user turn per result
+                messages.extend(user(r) for r in results)
+                if tail:
+                    messages.insert(
+                        len(messages) - draw(st.integers(0, len(results) - 1)), user(*tail)
+                    )
+            else:
+                messages.append(user(*results, *tail))
         else:
             messages.append(user(text(draw(WORDS))))
         if draw(st.booleans()):

@@ -3,8 +3,9 @@
 A message is ``{"role": "user" | "assistant", "parts": [part, ...]}``; a part is
 ``{"type": "text", "text": str}``, ``{"type": "tool_call", "id", "name", "arguments"}`` (in
 assistant messages; ``arguments`` a JSON object as a string) or ``{"type": "tool_result",
-"id", "output", "is_error"?}`` (in user messages, answering a call of the message just
-before). :func:`read_messages` turns a result into typed parts once, with every check every
+"id", "output", "is_error"?}`` (in user messages, answering a call of the assistant message
+before them; the results of one round may be spread over the user messages that follow it,
+and are gathered into the first of them, ahead of its text). :func:`read_messages` turns a result into typed parts once, with every check every
 provider adapter needs, so each adapter only maps shapes.
 
 >>> r = {"messages": [
@@ -12,9 +13,10 @@ provider adapter needs, so each adapter only maps shapes.
 ...     {"role": "assistant", "parts": [
 ...         {"type": "tool_call", "id": "c1", "name": "wx", "arguments": '{"city": "Oslo"}'}]},
 ...     {"role": "user", "parts": [{"type": "tool_result", "id": "c1", "output": "4 C"}]}]}
->>> [role for role, _ in read_messages(r, "to_x(result)")]
-['user', 'assistant', 'user']
->>> read_messages(r, "to_x(result)")[2][1][0]
+>>> read = read_messages(r, "to_x(result)")
+>>> [role for role, _ in read.messages], read.at
+(['user', 'assistant', 'user'], [0, 1, 2])
+>>> read.messages[2][1][0]
 Result(id='c1', output='4 C', is_error=None, name='wx')
 """
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 __all__ = ["Call", "Message", "Part", "Result", "Text", "read_messages"]
 
@@ -142,33 +144,83 @@ def _message(message: object, call: str, at: str) -> Message:
     return role, out
 
 
+def _run_end(msgs: list[Message], a: int) -> int:
+    """One past the run of user messages that follows message ``a``."""
+    b = a + 1
+    while b < len(msgs) and msgs[b][0] == "user":
+        b += 1
+    return b
+
+
 def _pair(msgs: list[Message], call: str) -> list[Message]:
-    """Check every call is answered in the next message and every result follows its call;
+    """Check every call is answered in the user messages right after it (before the next
+    assistant message) and every result answers a call of the assistant message before it;
     return the messages with each result carrying its call's name."""
     out: list[Message] = []
+    calls: dict[str, Call] = {}  # the calls of the latest assistant message
+    seen: set[str] = set()
     for i, (role, parts) in enumerate(msgs):
-        before = {p.id: p for p in msgs[i - 1][1] if isinstance(p, Call)} if i else {}
+        if role == "assistant":
+            calls = {p.id: p for p in parts if isinstance(p, Call)}
+            seen = set()
+            end = _run_end(msgs, i)
+            answered = {p.id for _, ps in msgs[i + 1 : end] for p in ps if isinstance(p, Result)}
+            for j, p in enumerate(parts):
+                if isinstance(p, Call) and p.id not in answered:
+                    problem = f"is a tool_call (id {p.id!r}) with no tool_result in the user "
+                    problem += f"messages after it (from message {i + 1})"
+                    raise where(call, f"['messages'][{i}]['parts'][{j}]", problem, _PAIR_FIX)
         named: list[Part] = []
         for j, p in enumerate(parts):
             if isinstance(p, Result):
-                if p.id not in before:
-                    problem = f"is a tool_result for id {p.id!r} with no tool_call of that id "
-                    problem += f"in message {i - 1}" if i else "before it"
+                if p.id not in calls or p.id in seen:
+                    problem = f"is a tool_result for id {p.id!r} with no open tool_call of that id"
+                    problem += " in the assistant message before it"
                     raise where(call, f"['messages'][{i}]['parts'][{j}]", problem, _PAIR_FIX)
-                p = Result(p.id, p.output, p.is_error, before[p.id].name)
+                seen.add(p.id)
+                p = Result(p.id, p.output, p.is_error, calls[p.id].name)
             named.append(p)
-        answered = (
-            {p.id for p in msgs[i + 1][1] if isinstance(p, Result)} if i + 1 < len(msgs) else set()
-        )
-        for j, p in enumerate(parts):
-            if isinstance(p, Call) and p.id not in answered:
-                problem = f"is a tool_call (id {p.id!r}) with no tool_result in message {i + 1}"
-                raise where(call, f"['messages'][{i}]['parts'][{j}]", problem, _PAIR_FIX)
         out.append((role, named))
     return out
 
 
-def read_messages(result: object, call: str) -> list[Message]:
+def _hoist(msgs: list[Message]) -> tuple[list[Message], list[int]]:
+    """Move the results of a call round into the first user message after the call, ahead of
+    any text (every provider wants them there); a message left empty is dropped. Returns the
+    messages and, for each original message, the index of the message now holding it."""
+    out: list[Message] = []
+    at: list[int] = []
+    head = -1  # the first user message after the latest assistant one, once there is one
+    for role, parts in msgs:
+        if role == "assistant":
+            head = -1
+        elif head >= 0:
+            moved = [p for p in parts if isinstance(p, Result)]
+            if moved:
+                out[head] = ("user", _results_first([*out[head][1], *moved]))
+                parts = [p for p in parts if not isinstance(p, Result)]
+        elif out:
+            head = len(out)
+        if parts:
+            out.append((role, _results_first(parts) if role == "user" else parts))
+        at.append(len(out) - 1)
+    return out, at
+
+
+def _results_first(parts: list[Part]) -> list[Part]:
+    return [p for p in parts if isinstance(p, Result)] + [
+        p for p in parts if not isinstance(p, Result)
+    ]
+
+
+class Read(NamedTuple):
+    """A checked result: its messages (tool results hoisted) and where each original went."""
+
+    messages: list[Message]
+    at: list[int]
+
+
+def read_messages(result: object, call: str) -> Read:
     """Check the compose shape and return ``[(role, [part, ...]), ...]``.
 
     The checks are the contract's sendability promises (first and last message from the user,
@@ -202,7 +254,8 @@ def read_messages(result: object, call: str) -> list[Message]:
             f"['messages'][{len(out) - 1}]",
             "must be the user's query (or the tool results the model is to read)",
         )
-    return _pair(out, call)
+    messages, at = _hoist(_pair(out, call))
+    return Read(messages, at)
 
 
 def size_chars(parts: Sequence[Part]) -> int:

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from . import _cache_models
-from ._neutral import Call, Message, Part, Result, Text, read_messages, size_chars, where
+from ._neutral import Call, Message, Part, Read, Result, Text, read_messages, size_chars, where
 
 __all__ = [
     "JOIN",
@@ -105,11 +105,12 @@ def _system(system: object, call: str) -> str | None:
     return system
 
 
-def _no_blank(msgs: list[Message], call: str, provider: str) -> None:
-    """Reject empty and whitespace-only texts, naming the first (the API would answer 400)."""
-    for i, (_, parts) in enumerate(msgs):
-        for j, part in enumerate(parts):
-            if isinstance(part, Text) and not part.text.strip():
+def _no_blank(result: Mapping[str, Any], call: str, provider: str) -> None:
+    """Reject empty and whitespace-only texts, naming the first (the API would answer 400).
+    Runs after :func:`read_messages`, so the shape is known good."""
+    for i, message in enumerate(result["messages"]):
+        for j, part in enumerate(message["parts"]):
+            if part["type"] == "text" and not part["text"].strip():
                 raise ValueError(
                     f"{call}: result['messages'][{i}]['parts'][{j}]['text'] is empty or only "
                     f"whitespace, which {provider} rejects; do not compose an empty query or "
@@ -117,16 +118,14 @@ def _no_blank(msgs: list[Message], call: str, provider: str) -> None:
                 )
 
 
+def _points(result: Mapping[str, Any], call: str, read: Read) -> list[int]:
+    """The breakpoints, checked against the result and moved to the hoisted messages."""
+    points = _breakpoints(result, call, len(read.at))
+    return sorted({read.at[p] for p in points})
+
+
 def _texts(parts: Sequence[Part]) -> list[str]:
     return [p.text for p in parts if isinstance(p, Text)]
-
-
-def _results_first(parts: Sequence[Part]) -> list[Part]:
-    """A user message's tool results before its texts: Anthropic requires ``tool_result``
-    blocks first, and Chat Completions needs the ``tool`` messages right after the call."""
-    return [p for p in parts if isinstance(p, Result)] + [
-        p for p in parts if not isinstance(p, Result)
-    ]
 
 
 # --------------------------------------------------------------------------- cache markers
@@ -271,7 +270,8 @@ def to_openai(
     {'type': 'text', 'text': 'b'}
     """
     call = "to_openai(result)"
-    msgs = read_messages(result, call)
+    read = read_messages(result, call)
+    msgs = read.messages
     sys = _system(system, call)
     _flag(cache, call)
     if ttl not in _OPENAI_TTLS:
@@ -294,7 +294,7 @@ def to_openai(
         )
         out.extend(converted)
     if cache:
-        points, sys_ok = _long_enough(_breakpoints(result, call, len(msgs)), msgs, sys, model, call)
+        points, sys_ok = _long_enough(_points(result, call, read), msgs, sys, model, call)
         marker = _ttl_marker(ttl, {"mode": "explicit"})
         slots = MAX_BREAKPOINTS
         if sys is not None and sys_ok:
@@ -357,7 +357,8 @@ def to_openai_responses(
     [{'type': 'input_text', 'text': 'hi'}]
     """
     call = "to_openai_responses(result)"
-    msgs = read_messages(result, call)
+    read = read_messages(result, call)
+    msgs = read.messages
     sys = _system(system, call)
     _flag(cache, call)
     if ttl not in _OPENAI_TTLS:
@@ -376,7 +377,7 @@ def to_openai_responses(
     if sys is not None:
         out["instructions"] = sys
     if cache:
-        points, _ = _long_enough(_breakpoints(result, call, len(msgs)), msgs, sys, model, call)
+        points, _ = _long_enough(_points(result, call, read), msgs, sys, model, call)
         _place(
             blocks,
             points,
@@ -448,10 +449,11 @@ def to_anthropic(
     if ttl not in _TTLS:
         raise ValueError(f"{call}: ttl must be None, '5m' or '1h', got {ttl!r}")
     _flag(cache, call)
-    msgs = read_messages(result, call)
-    _no_blank(msgs, call, "Anthropic")
+    read = read_messages(result, call)
+    msgs = read.messages
+    _no_blank(result, call, "Anthropic")
     sys = _system(system, call)
-    points, sys_ok = _long_enough(_breakpoints(result, call, len(msgs)), msgs, sys, model, call)
+    points, sys_ok = _long_enough(_points(result, call, read), msgs, sys, model, call)
     marker = _ttl_marker("1h" if ttl == "1h" else None, {"type": "ephemeral"})
 
     slots = MAX_BREAKPOINTS
@@ -464,8 +466,7 @@ def to_anthropic(
         out["system"] = [block]
     messages: list[dict[str, Any]] = []
     for role, parts in msgs:
-        ordered = _results_first(parts) if role == "user" else parts
-        messages.append({"role": role, "content": [_anthropic_block(p) for p in ordered]})
+        messages.append({"role": role, "content": [_anthropic_block(p) for p in parts]})
     if cache:
         _place([m["content"] for m in messages], points, slots, marker, "cache_control")
     out["messages"] = messages
@@ -519,7 +520,8 @@ def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[s
     {'parts': [{'text': 'Be brief.'}]}
     """
     call = "to_gemini(result)"
-    msgs = read_messages(result, call)
+    read = read_messages(result, call)
+    msgs = read.messages
     sys = _system(system, call)
     contents: list[dict[str, Any]] = []
     for i, (role, _) in enumerate(msgs):
