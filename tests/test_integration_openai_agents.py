@@ -98,6 +98,7 @@ def test_session_keeps_every_item_and_sends_a_composed_selection() -> None:
         assert isinstance(sent, list)
         check_pairs(sent)
         assert sent[-1] == {"role": "user", "content": question(k)}
+        assert json.dumps(sent).count(question(k)) == 1  # never sent twice
         assert chars(sent) <= limit
     assert chars(kept) > 2 * limit  # the history outgrew what any call was sent
     assert session.last_result is not None and session.last_result["mode"] == "assembled"

@@ -201,10 +201,15 @@ class ByheartSession:
 
 
 def _drop_query(items: list[Item], query: str) -> None:
-    """Remove the query compose put last (the SDK sends the new input items themselves)."""
-    last = items[-1] if items else None
-    if last is None or last.get("role") != "user" or last["content"][-1].get("text") != query:
-        return
-    last["content"].pop()
-    if not last["content"]:
-        items.pop()
+    """Remove the query compose placed (the SDK sends the new input items themselves)."""
+    for k in range(len(items) - 1, -1, -1):
+        item = items[k]
+        if item.get("type") != "message" or item.get("role") != "user":
+            continue
+        content = item["content"]
+        at = [j for j, block in enumerate(content) if block.get("text") == query]
+        if at:
+            content.pop(at[-1])
+            if not content:
+                items.pop(k)
+            return
