@@ -611,3 +611,75 @@ def test_random_transcripts_keep_every_text_and_output(res: dict[str, Any]) -> N
     chat = to_openai(res)
     assert sorted(m["content"] for m in chat if m["role"] == "tool") == outputs
     assert len(anthropic_marks(to_anthropic(res))) <= MAX_BREAKPOINTS
+
+
+# --------------------------------------------------------------------------- through a real Memory
+
+SAY = st.text(alphabet="abcdefgh ijklmnop", min_size=1, max_size=60).filter(
+    lambda t: t.strip() != ""
+)
+
+
+@st.composite
+def agent_sessions(draw: st.DrawFn) -> list[tuple[str, Any]]:
+    """A transcript as Memory calls: ("append", (role, text)), ("message", neutral message),
+    ("compose", query or None). Composes come where an agent would call the model: after the
+    user spoke, after a round's results (None or the user's words), or with a new query."""
+    events: list[tuple[str, Any]] = []
+    counter = 0
+    for _ in range(draw(st.integers(1, 6))):
+        said = draw(SAY)
+        events.append(("append", ("user", said)))
+        events.append(("compose", draw(st.sampled_from([None, said]))))
+        for _ in range(draw(st.integers(0, 2))):
+            calls = []
+            for _ in range(draw(st.integers(1, 3))):
+                counter += 1
+                args = json.dumps({"q": draw(SAY)})
+                calls.append(tcall(f"c{counter}", draw(NAMES), args))
+            lead = [text(draw(SAY))] if draw(st.booleans()) else []
+            if draw(st.booleans()):
+                events.append(("message", assistant(*lead, *calls)))
+            else:  # one turn per call, as some frameworks file them
+                events.extend(
+                    ("message", assistant(*([p] if i else [*lead, p]))) for i, p in enumerate(calls)
+                )
+            results = [
+                tresult(c["id"], draw(SAY) * draw(st.integers(1, 8)))
+                for c in draw(st.permutations(calls))
+            ]
+            if draw(st.booleans()):
+                events.append(("message", user(*results)))
+            else:
+                events.extend(("message", user(r)) for r in results)
+            events.append(("compose", None))
+        events.append(("append", ("assistant", draw(SAY))))
+        if draw(st.booleans()):
+            events.append(("compose", draw(SAY)))
+    return events
+
+
+@settings(max_examples=60, deadline=None)
+@given(agent_sessions(), st.integers(120, 900), st.integers(40, 300), st.floats(0.0, 1.0))
+def test_real_compose_at_small_budgets_never_gives_an_adapter_an_orphan(
+    events: list[tuple[str, Any]], budget: int, chunk: int, stability: float
+) -> None:
+    from yait_byheart import Memory
+
+    mem = Memory(budget=budget, chunk=chunk, stability=stability)
+    composed = 0
+    for kind, value in events:
+        if kind == "append":
+            mem.append(*value)
+        elif kind == "message":
+            mem.append_message(value)
+        else:
+            try:
+                res = mem.compose(value)
+            except ValueError as err:  # a query alone above ceiling x budget is refused
+                assert "ceiling" in str(err) or "budget" in str(err), err
+                continue
+            composed += 1
+            check_all(res)
+            assert len(anthropic_marks(to_anthropic(res, model="claude-sonnet-4-5"))) <= 4
+    assert composed >= 1
