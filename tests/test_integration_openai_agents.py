@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, RunConfig, Runner, function_tool
+from agents import Agent, RunConfig, Runner, function_tool, set_tracing_disabled
 from agents.memory import Session, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message, function_call
 
@@ -21,6 +21,7 @@ from yait_byheart import Memory
 from yait_byheart.integrations.openai_agents import ByheartSession
 from yait_byheart.store import SQLiteStore
 
+set_tracing_disabled(True)  # nothing leaves the machine, not even traces
 RUNS = 12
 PAD = "The forecast office adds its usual long note about wind and humidity. " * 2
 
