@@ -59,6 +59,7 @@ MAX_BREAKPOINTS = 4
 
 _TTLS = (None, "5m", "1h")
 _OPENAI_TTLS = (None, "30m", "12h")  # PromptCacheBreakpoint.ttl in the openai SDK's types
+_OPENAI_KEY = "prompt_cache_breakpoint"
 
 
 def _flag(value: object, call: str) -> None:
@@ -201,6 +202,28 @@ def _place(
         block[key] = marker()
 
 
+def _mark(
+    blocks: list[list[dict[str, Any]]],
+    points: list[int],
+    head: dict[str, Any] | None,
+    marker: Callable[[], dict[str, str]],
+    key: str,
+) -> None:
+    """Mark ``head`` (the system prompt's block, when it is to be marked), then the
+    breakpoints, within the four slots a request has."""
+    slots = MAX_BREAKPOINTS
+    if head is not None:
+        head[key] = marker()
+        slots -= 1
+    _place(blocks, points, slots, marker, key)
+
+
+def _openai_cache_args(cache: object, ttl: object, call: str) -> None:
+    _flag(cache, call)
+    if ttl not in _OPENAI_TTLS:
+        raise ValueError(f"{call}: ttl must be None, '30m' or '12h', got {ttl!r}")
+
+
 def _ttl_marker(ttl: str | None, base: dict[str, str]) -> Callable[[], dict[str, str]]:
     # A fresh dict per block: callers may edit one request without touching the other.
     return lambda: {**base, "ttl": ttl} if ttl else dict(base)
@@ -273,9 +296,7 @@ def to_openai(
     read = read_messages(result, call)
     msgs = read.messages
     sys = _system(system, call)
-    _flag(cache, call)
-    if ttl not in _OPENAI_TTLS:
-        raise ValueError(f"{call}: ttl must be None, '30m' or '12h', got {ttl!r}")
+    _openai_cache_args(cache, ttl, call)
     as_parts = parts or cache
 
     def content(texts: list[str]) -> str | list[dict[str, str]]:
@@ -295,12 +316,8 @@ def to_openai(
         out.extend(converted)
     if cache:
         points, sys_ok = _long_enough(_points(result, call, read), msgs, sys, model, call)
-        marker = _ttl_marker(ttl, {"mode": "explicit"})
-        slots = MAX_BREAKPOINTS
-        if sys is not None and sys_ok:
-            out[0]["content"][-1]["prompt_cache_breakpoint"] = marker()
-            slots -= 1
-        _place(blocks, points, slots, marker, "prompt_cache_breakpoint")
+        head = out[0]["content"][-1] if sys is not None and sys_ok else None
+        _mark(blocks, points, head, _ttl_marker(ttl, {"mode": "explicit"}), _OPENAI_KEY)
     return out
 
 
@@ -360,9 +377,7 @@ def to_openai_responses(
     read = read_messages(result, call)
     msgs = read.messages
     sys = _system(system, call)
-    _flag(cache, call)
-    if ttl not in _OPENAI_TTLS:
-        raise ValueError(f"{call}: ttl must be None, '30m' or '12h', got {ttl!r}")
+    _openai_cache_args(cache, ttl, call)
 
     def output(text: str) -> str | list[dict[str, str]]:
         return [{"type": "input_text", "text": text}] if cache else text
@@ -378,13 +393,7 @@ def to_openai_responses(
         out["instructions"] = sys
     if cache:
         points, _ = _long_enough(_points(result, call, read), msgs, sys, model, call)
-        _place(
-            blocks,
-            points,
-            MAX_BREAKPOINTS,
-            _ttl_marker(ttl, {"mode": "explicit"}),
-            "prompt_cache_breakpoint",
-        )
+        _mark(blocks, points, None, _ttl_marker(ttl, {"mode": "explicit"}), _OPENAI_KEY)
     return out
 
 
@@ -456,19 +465,15 @@ def to_anthropic(
     points, sys_ok = _long_enough(_points(result, call, read), msgs, sys, model, call)
     marker = _ttl_marker("1h" if ttl == "1h" else None, {"type": "ephemeral"})
 
-    slots = MAX_BREAKPOINTS
     out: dict[str, Any] = {}
     if sys is not None:
-        block: dict[str, Any] = {"type": "text", "text": sys}
-        if cache and sys_ok:
-            block["cache_control"] = marker()
-            slots -= 1
-        out["system"] = [block]
-    messages: list[dict[str, Any]] = []
-    for role, parts in msgs:
-        messages.append({"role": role, "content": [_anthropic_block(p) for p in parts]})
+        out["system"] = [{"type": "text", "text": sys}]
+    messages: list[dict[str, Any]] = [
+        {"role": role, "content": [_anthropic_block(p) for p in parts]} for role, parts in msgs
+    ]
     if cache:
-        _place([m["content"] for m in messages], points, slots, marker, "cache_control")
+        head = out["system"][0] if sys is not None and sys_ok else None
+        _mark([m["content"] for m in messages], points, head, marker, "cache_control")
     out["messages"] = messages
     return out
 
@@ -591,6 +596,34 @@ def _gemini_usage(meta: object) -> dict[str, int]:
     return _usage(total, read, 0)
 
 
+def _openai_usage(total: object, details: object, name: str) -> dict[str, int]:
+    """OpenAI's total (cached tokens included) and its ``{name}_details`` block."""
+    return _usage(
+        _count(total, name),
+        _count(_field(details, "cached_tokens"), f"{name}_details.cached_tokens"),
+        _count(_field(details, "cache_write_tokens"), f"{name}_details.cache_write_tokens"),
+    )
+
+
+def _anthropic_usage(
+    inp: object, read_a: object, write_a: object, creation: object
+) -> dict[str, int]:
+    # Anthropic: the three counts are disjoint and add up to the prompt.
+    uncached = _count(inp, "input_tokens")
+    read = _count(read_a, "cache_read_input_tokens")
+    if write_a is None:  # only the per-TTL breakdown was reported
+        write = _count(
+            _field(creation, "ephemeral_5m_input_tokens"),
+            "cache_creation.ephemeral_5m_input_tokens",
+        ) + _count(
+            _field(creation, "ephemeral_1h_input_tokens"),
+            "cache_creation.ephemeral_1h_input_tokens",
+        )
+    else:
+        write = _count(write_a, "cache_creation_input_tokens")
+    return _usage(uncached + read + write, read, write)
+
+
 def cache_usage(response: object) -> dict[str, int]:
     """Read a response's prompt-cache usage into ``{"input", "cached_read", "cache_write"}``.
 
@@ -627,45 +660,18 @@ def cache_usage(response: object) -> dict[str, int]:
 
     prompt = _field(u, "prompt_tokens")
     if prompt is not None:  # OpenAI Chat Completions (also most OpenAI-compatible servers)
-        details = _field(u, "prompt_tokens_details")
-        return _usage(
-            _count(prompt, "prompt_tokens"),
-            _count(_field(details, "cached_tokens"), "prompt_tokens_details.cached_tokens"),
-            _count(
-                _field(details, "cache_write_tokens"), "prompt_tokens_details.cache_write_tokens"
-            ),
-        )
+        return _openai_usage(prompt, _field(u, "prompt_tokens_details"), "prompt_tokens")
 
     read_a = _field(u, "cache_read_input_tokens")
     write_a = _field(u, "cache_creation_input_tokens")
     creation = _field(u, "cache_creation")
-    details = _field(u, "input_tokens_details")
     inp = _field(u, "input_tokens")
     if read_a is not None or write_a is not None or creation is not None:
-        # Anthropic: the three counts are disjoint and add up to the prompt.
-        uncached = _count(inp, "input_tokens")
-        read = _count(read_a, "cache_read_input_tokens")
-        if write_a is None:  # only the per-TTL breakdown was reported
-            write = _count(
-                _field(creation, "ephemeral_5m_input_tokens"),
-                "cache_creation.ephemeral_5m_input_tokens",
-            ) + _count(
-                _field(creation, "ephemeral_1h_input_tokens"),
-                "cache_creation.ephemeral_1h_input_tokens",
-            )
-        else:
-            write = _count(write_a, "cache_creation_input_tokens")
-        return _usage(uncached + read + write, read, write)
+        return _anthropic_usage(inp, read_a, write_a, creation)
     if inp is not None:
         # OpenAI Responses (input_tokens includes the cached ones), or an Anthropic usage with
         # no cache fields at all, where input_tokens is then the whole prompt: same reading.
-        return _usage(
-            _count(inp, "input_tokens"),
-            _count(_field(details, "cached_tokens"), "input_tokens_details.cached_tokens"),
-            _count(
-                _field(details, "cache_write_tokens"), "input_tokens_details.cache_write_tokens"
-            ),
-        )
+        return _openai_usage(inp, _field(u, "input_tokens_details"), "input_tokens")
     raise ValueError(
         f"{call}: no usage found in {type(response).__name__}; pass an OpenAI, Anthropic or "
         "Gemini response (or its usage / usageMetadata block)"
