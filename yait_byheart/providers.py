@@ -32,12 +32,12 @@ words are kept exactly and the boundary stays visible to the model.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import Any
 
-from . import _cache_models
-from ._neutral import Call, Message, Part, Read, Result, Text, read_messages, size_chars, where
+from ._cache_marks import MAX_BREAKPOINTS, long_enough, mark, min_cacheable_tokens, ttl_marker
+from ._neutral import Call, Message, Part, Read, Result, Text, read_messages, where
+from ._usage import cache_usage, chars_per_token, is_int
 
 __all__ = [
     "JOIN",
@@ -54,8 +54,6 @@ __all__ = [
 JOIN = "\n\n"
 """Separator used whenever two texts become one string (documented, so the join is reversible)."""
 
-MAX_BREAKPOINTS = 4
-"""Anthropic accepts at most 4 ``cache_control`` breakpoints per request (prompt-caching docs)."""
 
 _TTLS = (None, "5m", "1h")
 _OPENAI_TTLS = (None, "30m", "12h")  # PromptCacheBreakpoint.ttl in the openai SDK's types
@@ -67,11 +65,13 @@ def _flag(value: object, call: str) -> None:
         raise TypeError(f"{call}: cache must be True or False, got {value!r}")
 
 
+def _openai_cache_args(cache: object, ttl: object, call: str) -> None:
+    _flag(cache, call)
+    if ttl not in _OPENAI_TTLS:
+        raise ValueError(f"{call}: ttl must be None, '30m' or '12h', got {ttl!r}")
+
+
 # --------------------------------------------------------------------------- validation
-
-
-def _int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _breakpoints(result: Mapping[str, object], call: str, n: int) -> list[int]:
@@ -79,7 +79,7 @@ def _breakpoints(result: Mapping[str, object], call: str, n: int) -> list[int]:
     if "stable_upto" not in result:
         raise where(call, "", "has no 'stable_upto' key")
     stable = result["stable_upto"]
-    if not _int(stable) or not -1 <= stable < n:
+    if not is_int(stable) or not -1 <= stable < n:
         raise where(call, "['stable_upto']", f"must be an int in [-1, {n - 1}], got {stable!r}")
     if "breakpoints" not in result:
         # Older or hand-built results: the one breakpoint the contract always defines.
@@ -87,7 +87,7 @@ def _breakpoints(result: Mapping[str, object], call: str, n: int) -> list[int]:
     points = result["breakpoints"]
     if not isinstance(points, Sequence) or isinstance(points, (str, bytes)):
         raise where(call, "['breakpoints']", "must be a list of message indices")
-    if not all(_int(p) and 0 <= p < n for p in points):
+    if not all(is_int(p) and 0 <= p < n for p in points):
         raise where(call, "['breakpoints']", f"must hold ints in [0, {n - 1}], got {points!r}")
     if any(a >= b for a, b in itertools.pairwise(points)):
         raise where(call, "['breakpoints']", f"must be strictly ascending, got {points!r}")
@@ -127,106 +127,6 @@ def _points(result: Mapping[str, Any], call: str, read: Read) -> list[int]:
 
 def _texts(parts: Sequence[Part]) -> list[str]:
     return [p.text for p in parts if isinstance(p, Text)]
-
-
-# --------------------------------------------------------------------------- cache markers
-
-
-def min_cacheable_tokens(model: str) -> int | None:
-    """The shortest prompt prefix, in tokens, that ``model``'s provider caches; None if unknown.
-
-    From the table in ``docs/prompt-cache.md`` (Anthropic's prompt-caching page and OpenAI's
-    guide): below it nothing is cached, so a breakpoint there buys nothing.
-
-    >>> min_cacheable_tokens("claude-sonnet-4-5-20250929"), min_cacheable_tokens("claude-haiku-4-5")
-    (1024, 4096)
-    >>> min_cacheable_tokens("claude-3-5-haiku-20241022"), min_cacheable_tokens("gpt-5.6")
-    (2048, 1024)
-    >>> min_cacheable_tokens("my-local-model") is None
-    True
-    """
-    if not isinstance(model, str):
-        raise TypeError(f"min_cacheable_tokens(model): model must be a str, got {model!r}")
-    name = model.strip().lower().rsplit("/", 1)[-1].replace(".", "-")
-    if _cache_models.OPENAI_NAME.match(name):
-        return _cache_models.OPENAI_MINIMUM
-    new = _cache_models.CLAUDE_NEW.match(name)
-    old = _cache_models.CLAUDE_OLD.match(name)
-    if new:
-        family, version = new[1], (int(new[2]), int(new[3] or 0))
-    elif old:
-        family, version = old[3], (int(old[1]), int(old[2] or 0))
-    else:
-        return None
-    for fam, low, high, tokens in _cache_models.CLAUDE_MINIMUMS:
-        if fam == family and low <= version <= high:
-            return tokens
-    return None
-
-
-def _long_enough(
-    points: list[int], msgs: list[Message], system: str | None, model: str | None, call: str
-) -> tuple[list[int], bool]:
-    """The breakpoints whose prefix reaches ``model``'s minimum, and whether the system prompt
-    alone does. Tokens are estimated as ``chars_per_token()`` does (4 characters a token)."""
-    if model is None:
-        return points, True
-    if not isinstance(model, str) or not model.strip():
-        raise ValueError(f"{call}: model must be a model name or None, got {model!r}")
-    least = min_cacheable_tokens(model)
-    if least is None:
-        return points, True  # unknown model: keep every breakpoint rather than guess
-    estimate = chars_per_token()
-    ends = list(itertools.accumulate(size_chars(parts) for _, parts in msgs))
-    head = len(system or "")
-    return [p for p in points if estimate("x" * (head + ends[p])) >= least], estimate(
-        "x" * head
-    ) >= least
-
-
-def _place(
-    blocks: list[list[dict[str, Any]]],
-    points: list[int],
-    slots: int,
-    marker: Callable[[], dict[str, str]],
-    key: str,
-) -> None:
-    """Mark, for each breakpoint message, the last block at or before its end that can carry a
-    marker (``blocks[i]``: message i's markable blocks); the latest ``slots`` marks are kept."""
-    chosen: list[dict[str, Any]] = []
-    for p in points:
-        block = next((b[-1] for b in reversed(blocks[: p + 1]) if b), None)
-        if block is not None and all(block is not c for c in chosen):
-            chosen.append(block)
-    for block in chosen[max(0, len(chosen) - slots) :] if slots > 0 else []:
-        block[key] = marker()
-
-
-def _mark(
-    blocks: list[list[dict[str, Any]]],
-    points: list[int],
-    head: dict[str, Any] | None,
-    marker: Callable[[], dict[str, str]],
-    key: str,
-) -> None:
-    """Mark ``head`` (the system prompt's block, when it is to be marked), then the
-    breakpoints, within the four slots a request has."""
-    slots = MAX_BREAKPOINTS
-    if head is not None:
-        head[key] = marker()
-        slots -= 1
-    _place(blocks, points, slots, marker, key)
-
-
-def _openai_cache_args(cache: object, ttl: object, call: str) -> None:
-    _flag(cache, call)
-    if ttl not in _OPENAI_TTLS:
-        raise ValueError(f"{call}: ttl must be None, '30m' or '12h', got {ttl!r}")
-
-
-def _ttl_marker(ttl: str | None, base: dict[str, str]) -> Callable[[], dict[str, str]]:
-    # A fresh dict per block: callers may edit one request without touching the other.
-    return lambda: {**base, "ttl": ttl} if ttl else dict(base)
 
 
 # --------------------------------------------------------------------------- requests
@@ -315,9 +215,9 @@ def to_openai(
         )
         out.extend(converted)
     if cache:
-        points, sys_ok = _long_enough(_points(result, call, read), msgs, sys, model, call)
+        points, sys_ok = long_enough(_points(result, call, read), msgs, sys, model, call)
         head = out[0]["content"][-1] if sys is not None and sys_ok else None
-        _mark(blocks, points, head, _ttl_marker(ttl, {"mode": "explicit"}), _OPENAI_KEY)
+        mark(blocks, points, head, ttl_marker(ttl, {"mode": "explicit"}), _OPENAI_KEY)
     return out
 
 
@@ -392,8 +292,8 @@ def to_openai_responses(
     if sys is not None:
         out["instructions"] = sys
     if cache:
-        points, _ = _long_enough(_points(result, call, read), msgs, sys, model, call)
-        _mark(blocks, points, None, _ttl_marker(ttl, {"mode": "explicit"}), _OPENAI_KEY)
+        points, _ = long_enough(_points(result, call, read), msgs, sys, model, call)
+        mark(blocks, points, None, ttl_marker(ttl, {"mode": "explicit"}), _OPENAI_KEY)
     return out
 
 
@@ -462,8 +362,8 @@ def to_anthropic(
     msgs = read.messages
     _no_blank(result, call, "Anthropic")
     sys = _system(system, call)
-    points, sys_ok = _long_enough(_points(result, call, read), msgs, sys, model, call)
-    marker = _ttl_marker("1h" if ttl == "1h" else None, {"type": "ephemeral"})
+    points, sys_ok = long_enough(_points(result, call, read), msgs, sys, model, call)
+    marker = ttl_marker("1h" if ttl == "1h" else None, {"type": "ephemeral"})
 
     out: dict[str, Any] = {}
     if sys is not None:
@@ -473,7 +373,7 @@ def to_anthropic(
     ]
     if cache:
         head = out["system"][0] if sys is not None and sys_ok else None
-        _mark([m["content"] for m in messages], points, head, marker, "cache_control")
+        mark([m["content"] for m in messages], points, head, marker, "cache_control")
     out["messages"] = messages
     return out
 
@@ -550,155 +450,3 @@ def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[s
     if sys is not None:
         out["systemInstruction"] = {"parts": [{"text": sys}]}
     return out
-
-
-# --------------------------------------------------------------------------- usage
-
-
-def _field(obj: object, name: str) -> object:
-    """``obj[name]`` for mappings, ``obj.name`` for SDK objects; None when absent."""
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _first(obj: object, *names: str) -> object:
-    for name in names:
-        value = _field(obj, name)
-        if value is not None:
-            return value
-    return None
-
-
-def _count(value: object, name: str) -> int:
-    call = "cache_usage(response)"
-    if value is None:
-        return 0
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)  # some JSON decoders (and JavaScript-made logs) give 2006.0
-    if not _int(value) or value < 0:
-        raise ValueError(f"{call}: {name} must be a non-negative int, got {value!r}")
-    return value
-
-
-def _usage(inp: int, read: int, write: int) -> dict[str, int]:
-    return {"input": inp, "cached_read": read, "cache_write": write}
-
-
-def _gemini_usage(meta: object) -> dict[str, int]:
-    # promptTokenCount already includes cachedContentTokenCount (API reference, UsageMetadata);
-    # implicit caching reports no write count.
-    total = _count(_first(meta, "promptTokenCount", "prompt_token_count"), "promptTokenCount")
-    read = _count(
-        _first(meta, "cachedContentTokenCount", "cached_content_token_count"),
-        "cachedContentTokenCount",
-    )
-    return _usage(total, read, 0)
-
-
-def _openai_usage(total: object, details: object, name: str) -> dict[str, int]:
-    """OpenAI's total (cached tokens included) and its ``{name}_details`` block."""
-    return _usage(
-        _count(total, name),
-        _count(_field(details, "cached_tokens"), f"{name}_details.cached_tokens"),
-        _count(_field(details, "cache_write_tokens"), f"{name}_details.cache_write_tokens"),
-    )
-
-
-def _anthropic_usage(
-    inp: object, read_a: object, write_a: object, creation: object
-) -> dict[str, int]:
-    # Anthropic: the three counts are disjoint and add up to the prompt.
-    uncached = _count(inp, "input_tokens")
-    read = _count(read_a, "cache_read_input_tokens")
-    if write_a is None:  # only the per-TTL breakdown was reported
-        write = _count(
-            _field(creation, "ephemeral_5m_input_tokens"),
-            "cache_creation.ephemeral_5m_input_tokens",
-        ) + _count(
-            _field(creation, "ephemeral_1h_input_tokens"),
-            "cache_creation.ephemeral_1h_input_tokens",
-        )
-    else:
-        write = _count(write_a, "cache_creation_input_tokens")
-    return _usage(uncached + read + write, read, write)
-
-
-def cache_usage(response: object) -> dict[str, int]:
-    """Read a response's prompt-cache usage into ``{"input", "cached_read", "cache_write"}``.
-
-    ``input`` is the total input tokens, cached ones included, for every provider, so the hit
-    rate is ``cached_read / input`` everywhere. Accepts the whole response or its usage block,
-    as parsed JSON or as an SDK object (attribute access):
-
-    - OpenAI Chat Completions: ``usage.prompt_tokens``, ``prompt_tokens_details.cached_tokens``
-      (and ``cache_write_tokens`` where reported);
-    - OpenAI Responses: ``usage.input_tokens``, ``input_tokens_details.cached_tokens`` (and
-      ``cache_write_tokens``);
-    - Anthropic: ``usage.input_tokens`` counts only the uncached tokens, so the total is
-      ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``;
-    - Gemini: ``usageMetadata.promptTokenCount`` and ``cachedContentTokenCount`` (snake_case
-      ``usage_metadata`` in the Python SDK).
-
-    A missing count reads as 0; a response with none of these shapes raises ValueError.
-
-    >>> cache_usage({"input_tokens": 21, "cache_read_input_tokens": 188086, "output_tokens": 393})
-    {'input': 188107, 'cached_read': 188086, 'cache_write': 0}
-    >>> cache_usage({"usageMetadata": {"promptTokenCount": 1200, "cachedContentTokenCount": 1000}})
-    {'input': 1200, 'cached_read': 1000, 'cache_write': 0}
-    """
-    call = "cache_usage(response)"
-    if response is None:
-        raise ValueError(f"{call}: got None; pass the provider's response or its usage")
-    meta = _first(response, "usageMetadata", "usage_metadata")
-    if meta is not None:
-        return _gemini_usage(meta)
-    if _first(response, "promptTokenCount", "prompt_token_count") is not None:
-        return _gemini_usage(response)
-    usage = _field(response, "usage")
-    u = response if usage is None else usage
-
-    prompt = _field(u, "prompt_tokens")
-    if prompt is not None:  # OpenAI Chat Completions (also most OpenAI-compatible servers)
-        return _openai_usage(prompt, _field(u, "prompt_tokens_details"), "prompt_tokens")
-
-    read_a = _field(u, "cache_read_input_tokens")
-    write_a = _field(u, "cache_creation_input_tokens")
-    creation = _field(u, "cache_creation")
-    inp = _field(u, "input_tokens")
-    if read_a is not None or write_a is not None or creation is not None:
-        return _anthropic_usage(inp, read_a, write_a, creation)
-    if inp is not None:
-        # OpenAI Responses (input_tokens includes the cached ones), or an Anthropic usage with
-        # no cache fields at all, where input_tokens is then the whole prompt: same reading.
-        return _openai_usage(inp, _field(u, "input_tokens_details"), "input_tokens")
-    raise ValueError(
-        f"{call}: no usage found in {type(response).__name__}; pass an OpenAI, Anthropic or "
-        "Gemini response (or its usage / usageMetadata block)"
-    )
-
-
-# --------------------------------------------------------------------------- token estimate
-
-
-def chars_per_token(n: float = 4.0) -> Callable[[str], int]:
-    """A ``measure`` for ``Memory`` that estimates tokens as ``ceil(len(text) / n)``.
-
-    English averages about 4 characters per token (code and JSON nearer 3, other languages
-    fewer characters per token). It is an estimate: for exact OpenAI counts pass a tokenizer,
-    e.g. ``Memory(measure=lambda s: len(enc.encode(s)))`` with tiktoken (docs/prompt-cache.md).
-
-    >>> est = chars_per_token()
-    >>> est("hello"), est(""), chars_per_token(3)("abcdefg")
-    (2, 0, 3)
-    """
-    if isinstance(n, bool) or not isinstance(n, (int, float)) or not math.isfinite(n) or n <= 0:
-        raise ValueError(f"chars_per_token(n): n must be a positive number, got {n!r}")
-    per = float(n)
-
-    def measure(text: str) -> int:
-        if not isinstance(text, str):
-            raise TypeError(f"chars_per_token measure: expected a str, got {type(text).__name__}")
-        return math.ceil(len(text) / per)
-
-    return measure
