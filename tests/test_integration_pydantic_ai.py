@@ -145,3 +145,34 @@ def test_an_old_tool_return_comes_back_when_asked_about() -> None:
 def test_processor_needs_a_memory() -> None:
     with pytest.raises(TypeError, match=r"byheart_history\(memory\): memory must be"):
         byheart_history({"budget": 10})  # type: ignore[arg-type]
+
+
+def test_retries_and_failed_tools_are_filed_as_error_results() -> None:
+    """A tool retry (bad arguments) answers its call as an error result, so the pair stays
+    whole in Memory and in what is composed."""
+    mem = Memory(budget=2000)
+    processor = byheart_history(mem)
+    call = pm.ToolCallPart("get_weather", {"town": "Oslo"}, tool_call_id="c1")
+    retry = pm.ToolReturnPart(
+        tool_name="get_weather",
+        content="unknown field 'town'",
+        tool_call_id="c1",
+        outcome="retried",
+    )
+    messages: list[Any] = [
+        pm.ModelRequest(parts=[pm.SystemPromptPart(SYSTEM), pm.UserPromptPart("Weather in Oslo?")]),
+        pm.ModelResponse(parts=[pm.TextPart("Let me check."), call]),
+        pm.ModelRequest(parts=[retry]),
+    ]
+    out = processor(messages)
+    stored = mem.to_dict()["turns"]
+    assert [t["role"] for t in stored] == ["user", "assistant", "user"]
+    assert stored[2]["tools"][0]["is_error"] is True
+    assert "unknown field" in stored[2]["tools"][0]["output"]
+    check_pairs(out)
+    assert out[0].parts[0] == messages[0].parts[0]  # the system prompt leads
+    assert [p.part_kind for p in out[1].parts] == ["text", "tool-call"]
+    assert out[-1].parts[0].tool_call_id == "c1"
+    # Calling again with the same messages files nothing twice.
+    processor(out)
+    assert len(mem) == 3

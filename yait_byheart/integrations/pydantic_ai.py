@@ -48,7 +48,7 @@ def _request_parts(message: Any) -> list[dict[str, Any]]:
         elif kind == "tool-return":
             out: dict[str, Any] = {"type": "tool_result", "id": call_id}
             out["output"] = p.model_response_str()
-            if getattr(p, "outcome", None) == "error":
+            if getattr(p, "outcome", "success") != "success":  # failed, denied, retried...
                 out["is_error"] = True
             parts.append(out)
         elif kind.startswith("retry") and getattr(p, "tool_name", None) and call_id:
