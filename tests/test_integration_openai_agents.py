@@ -194,6 +194,19 @@ def test_store_backed_session_reopens_with_items_in_input_form(tmp_path: Path) -
         assert len(again.memory) == 0
 
 
+def test_an_output_whose_call_memory_never_saw_is_kept_with_a_warning() -> None:
+    mem = Memory()
+    session = ByheartSession(mem, "s")
+    asyncio.run(session.add_items([{"role": "user", "content": "hi"}]))
+    orphan = {"type": "function_call_output", "call_id": "gone", "output": "x"}
+    with pytest.warns(UserWarning, match=r"ByheartSession.add_items: kept but not filed.*'gone'"):
+        asyncio.run(session.add_items([orphan]))
+    assert asyncio.run(session.get_items()) == [{"role": "user", "content": "hi"}, orphan]
+    assert len(mem) == 1
+    assert asyncio.run(session.pop_item()) == orphan  # an unfiled item pops without redacting
+    assert len(mem) == 1
+
+
 @pytest.mark.parametrize(
     ("args", "why"),
     [

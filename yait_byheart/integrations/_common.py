@@ -3,12 +3,13 @@ neutral messages, clearing it, and gathering a framework's messages into neutral
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from ..memory import Memory
 
-__all__ = ["clear_memory", "group_messages", "open_memory", "stored_messages"]
+__all__ = ["clear_memory", "file_messages", "group_messages", "open_memory", "stored_messages"]
 
 T = TypeVar("T")
 
@@ -98,3 +99,17 @@ def _joins(role: str, before: list[dict[str, Any]], parts: list[dict[str, Any]])
         return all(p["type"] == "tool_call" for p in parts)
     tool = all(p["type"] == "tool_result" for p in parts)
     return tool and all(p["type"] == "tool_result" for p in before)
+
+
+def file_messages(memory: Memory, messages: list[dict[str, Any]], call: str) -> list[int | None]:
+    """Append each message to ``memory``; the turn index of each, or None for one the Memory
+    refused (a result whose call it never saw, e.g. after ``pop_item``): the framework's own
+    copy is still kept, so a run never fails over filing, and a warning says what was left out."""
+    turns: list[int | None] = []
+    for message in messages:
+        try:
+            turns.append(memory.append_message(message))
+        except ValueError as err:
+            warnings.warn(f"{call}: kept but not filed in the Memory: {err}", stacklevel=3)
+            turns.append(None)
+    return turns

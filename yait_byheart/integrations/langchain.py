@@ -25,7 +25,7 @@ from typing import Any
 
 from .._neutral import Call, Result, Text, read_messages
 from ..memory import Memory
-from ._common import clear_memory, group_messages, open_memory, stored_messages
+from ._common import clear_memory, file_messages, group_messages, open_memory, stored_messages
 
 # ByheartChatMessageHistory is made by the module __getattr__ below, on first use.
 __all__ = ["ByheartChatMessageHistory", "byheart_trimmer"]  # noqa: F822
@@ -163,8 +163,7 @@ def _make_history_class() -> type:
             with self._lock:
                 fresh = [m.model_copy(deep=True) for m in messages]
                 grouped, _ = group_messages(fresh, _parts)
-                for message in grouped:
-                    self.memory.append_message(message)
+                file_messages(self.memory, grouped, "ByheartChatMessageHistory.add_messages")
                 self._kept.extend(fresh)
 
         def clear(self) -> None:
@@ -207,8 +206,7 @@ class _Trimmer:
                 self.seen.add(m.id)
                 fresh.append(m)
         grouped, _ = group_messages(fresh, _parts)
-        for message in grouped:
-            self.source.append_message(message)
+        file_messages(self.source, grouped, "byheart_trimmer")
 
     def __call__(self, value: Any) -> Any:
         state = isinstance(value, dict)

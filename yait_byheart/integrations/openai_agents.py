@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..providers import to_openai_responses
-from ._common import clear_memory, group_messages, open_memory, stored_messages
+from ._common import clear_memory, file_messages, group_messages, open_memory, stored_messages
 
 __all__ = ["ByheartSession"]
 
@@ -154,7 +154,7 @@ class ByheartSession:
                     continue
                 fresh.append(copy.deepcopy(dict(item)))
             messages, owner = group_messages(fresh, _parts)
-            turns = [self.memory.append_message(m) for m in messages]
+            turns = file_messages(self.memory, messages, "ByheartSession.add_items")
             self._items.extend(fresh)
             self._turn.extend(None if k is None else turns[k] for k in owner)
 

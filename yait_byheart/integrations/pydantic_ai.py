@@ -20,6 +20,7 @@ from typing import Any
 
 from .._neutral import Call, Result, Text, read_messages
 from ..memory import Memory
+from ._common import file_messages
 
 __all__ = ["byheart_history"]
 
@@ -154,7 +155,7 @@ def byheart_history(memory: Memory) -> Processor:
                 parts = _request_parts(message) if kind == "request" else _response_parts(message)
                 if parts:
                     role = "user" if kind == "request" else "assistant"
-                    memory.append_message({"role": role, "parts": parts})
+                    file_messages(memory, [{"role": role, "parts": parts}], "byheart_history")
             result = memory.compose()
             processor.last_result = result  # type: ignore[attr-defined]
             out = _to_pydantic(result, head, instructions)
