@@ -324,12 +324,15 @@ def test_min_cacheable_tokens_table() -> None:
         "claude-3-5-haiku-20241022": 2048,
         "claude-3-haiku-20240307": 2048,
         "anthropic/claude-opus-4.1": 1024,
+        "claude-sonnet-4-5@20250929": 1024,
+        "us.anthropic.claude-haiku-4-5-20251001-v1:0": 4096,
+        "anthropic.claude-3-5-haiku-20241022-v1:0": 2048,
         "gpt-4o": 1024,
         "gpt-5.6": 1024,
         "o3-mini": 1024,
     }
     assert {m: min_cacheable_tokens(m) for m in cases} == cases
-    for unknown in ("claude-3-7-sonnet", "llama-3", "claude-sonnet-5", ""):
+    for unknown in ("claude-3-7-sonnet", "llama-3", "claude-sonnet-5", "", "xclaude-opus-4"):
         assert min_cacheable_tokens(unknown) is None
 
 

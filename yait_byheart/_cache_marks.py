@@ -35,11 +35,11 @@ def min_cacheable_tokens(model: str) -> int | None:
     """
     if not isinstance(model, str):
         raise TypeError(f"min_cacheable_tokens(model): model must be a str, got {model!r}")
-    name = model.strip().lower().rsplit("/", 1)[-1].replace(".", "-")
+    name = _cache_models.VERSION_DOT.sub("-", model.strip().lower().rsplit("/", 1)[-1])
     if _cache_models.OPENAI_NAME.match(name):
         return _cache_models.OPENAI_MINIMUM
-    new = _cache_models.CLAUDE_NEW.match(name)
-    old = _cache_models.CLAUDE_OLD.match(name)
+    new = _cache_models.CLAUDE_NEW.search(name)
+    old = _cache_models.CLAUDE_OLD.search(name)
     if new:
         family, version = new[1], (int(new[2]), int(new[3] or 0))
     elif old:

@@ -12,8 +12,11 @@ import re
 
 # "claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-haiku-4-5" (family first) and
 # "claude-3-5-haiku-20241022" (version first): family, major, optional one- or two-digit minor.
-CLAUDE_NEW = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:-\d{8})?(?:@.*)?$")
-CLAUDE_OLD = re.compile(r"claude-(\d+)(?:-(\d))?-(opus|sonnet|haiku)(?:-\d{8}|-latest)?$")
+# Cloud spellings are read too: Vertex "...@20250929", Bedrock "us.anthropic.claude-...-v1:0".
+VERSION_DOT = re.compile(r"(?<=\d)\.(?=\d)")  # "claude-opus-4.1" is read as "claude-opus-4-1"
+_TAIL = r"(?:-\d{8}|-latest)?(?:@\S*|-v\d+(?::\d+)?)?$"
+CLAUDE_NEW = re.compile(r"(?:^|\.)claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?" + _TAIL)
+CLAUDE_OLD = re.compile(r"(?:^|\.)claude-(\d+)(?:-(\d))?-(opus|sonnet|haiku)" + _TAIL)
 
 # (family, lowest version, highest version, minimum tokens); versions as (major, minor).
 CLAUDE_MINIMUMS: tuple[tuple[str, tuple[int, int], tuple[int, int], int], ...] = (
