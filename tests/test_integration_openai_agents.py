@@ -5,11 +5,14 @@ the model is sent a composed selection within the Memory's limit. No network."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("agents")
 
@@ -222,3 +225,72 @@ def test_bad_arguments_name_the_call(args: tuple[Any, ...], why: str) -> None:
 def test_memory_settings_need_a_store() -> None:
     with pytest.raises(TypeError, match="apply only when a store is given"):
         ByheartSession(Memory(), "s", budget=10)
+
+
+WORDS = st.text(alphabet="abcdefgh ijklmnop", min_size=1, max_size=50).filter(
+    lambda t: t.strip() != ""
+)
+
+
+@st.composite
+def sdk_runs(draw: st.DrawFn) -> list[list[dict[str, Any]]]:
+    """add_items batches as the SDK makes them: the user's input, then the model's items
+    (reasoning, text, parallel function calls and their outputs in any order), then the
+    answer; sometimes split differently."""
+    batches: list[list[dict[str, Any]]] = []
+    n = 0
+    for _ in range(draw(st.integers(1, 6))):
+        batches.append([{"role": "user", "content": draw(WORDS)}])
+        for _ in range(draw(st.integers(0, 2))):
+            calls = []
+            for _ in range(draw(st.integers(1, 3))):
+                n += 1
+                args = json.dumps({"q": draw(WORDS)})
+                calls.append(
+                    {"type": "function_call", "call_id": f"c{n}", "name": "f", "arguments": args}
+                )
+            outputs = [
+                {
+                    "type": "function_call_output",
+                    "call_id": c["call_id"],
+                    "output": draw(WORDS) * draw(st.integers(1, 6)),
+                }
+                for c in draw(st.permutations(calls))
+            ]
+            lead = (
+                [{"type": "reasoning", "id": f"rs{n}", "summary": []}]
+                if draw(st.booleans())
+                else []
+            )
+            round_items = [*lead, *calls, *outputs]
+            cut = draw(st.integers(0, len(round_items)))
+            batches += [b for b in (round_items[:cut], round_items[cut:]) if b]
+        batches.append(
+            [
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": draw(WORDS)}],
+                }
+            ]
+        )
+    return batches
+
+
+@settings(max_examples=60, deadline=None)
+@given(sdk_runs(), st.integers(150, 800))
+def test_random_sdk_histories_are_kept_and_composed_without_orphans(
+    batches: list[list[dict[str, Any]]], budget: int
+) -> None:
+    mem = Memory(budget=budget, chunk=200)
+    session = ByheartSession(mem, "s")
+    added: list[dict[str, Any]] = []
+    for batch in batches:
+        if batch[0].get("role") == "user":  # a new run: compose its input as the SDK would
+            sent = session.session_input_callback([], copy.deepcopy(batch))
+            check_pairs(sent)
+            assert sent[-1] == batch[0]
+            assert json.dumps(sent).count(json.dumps(batch[0]["content"])) >= 1
+        asyncio.run(session.add_items(copy.deepcopy(batch)))
+        added += batch
+    assert asyncio.run(session.get_items()) == added

@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import json
 import threading
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -114,7 +113,7 @@ class ByheartSession:
         self._lock = threading.Lock()
         self._items: list[Item] = []
         self._turn: list[int | None] = []  # the Memory turn filing each item, if any
-        self._composed: Counter[str] = Counter()  # items the callback built, never to be kept
+        self._composed: list[str] = []  # keys of the items the callback just built, in order
         self.last_result: dict[str, Any] | None = None
         """The latest ``Memory.compose`` result the callback sent (log its ``stable_upto``)."""
         for index, message in enumerate(stored_messages(self.memory)):
@@ -137,20 +136,23 @@ class ByheartSession:
     async def add_items(self, items: list[Item]) -> None:
         """Keep ``items`` verbatim and file their words in the Memory.
 
-        Items the ``session_input_callback`` composed from the Memory (the SDK offers them
-        back as if new) are recognised and not kept twice.
+        The SDK offers back the items ``session_input_callback`` composed from the Memory, as
+        if new, ahead of the run's input in the first call after it (less those it matched to
+        history): those are recognised, in their order, and not kept twice.
         """
+        for item in items:
+            if not isinstance(item, Mapping):
+                raise TypeError(
+                    "ByheartSession.add_items: items must be dicts (input items), got "
+                    f"{type(item).__name__}"
+                )
         with self._lock:
+            expect, self._composed = self._composed, []
             fresh: list[Item] = []
             for item in items:
-                if not isinstance(item, Mapping):
-                    raise TypeError(
-                        f"ByheartSession.add_items: items must be dicts (input items), got "
-                        f"{type(item).__name__}"
-                    )
                 key = _key(item)
-                if self._composed[key] > 0:
-                    self._composed[key] -= 1
+                if not fresh and key in expect:  # still in the leading echo
+                    del expect[: expect.index(key) + 1]
                     continue
                 fresh.append(copy.deepcopy(dict(item)))
             messages, owner = group_messages(fresh, _parts)
@@ -175,7 +177,7 @@ class ByheartSession:
         with self._lock:
             self.memory = clear_memory(self.memory, self._store, self.session_id, self._settings)
             self._items, self._turn = [], []
-            self._composed.clear()
+            self._composed = []
 
     # -- composing the input -------------------------------------------------------------
 
@@ -196,7 +198,7 @@ class ByheartSession:
             items = to_openai_responses(result)["input"]
             if query.strip():
                 _drop_query(items, query)
-            self._composed = Counter(_key(i) for i in items)
+            self._composed = [_key(i) for i in items]
         return [*items, *new_input]
 
 
