@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("langchain_core")
 
@@ -209,3 +211,53 @@ def test_clear_on_a_plain_memory_redacts_every_turn() -> None:
 def test_trimmer_needs_a_memory_or_history(bad: Any) -> None:
     with pytest.raises(TypeError, match=r"byheart_trimmer\(memory_or_history\): pass a"):
         byheart_trimmer(bad)
+
+
+SAY = st.text(alphabet="abcdefgh ijklmnop", min_size=1, max_size=50).filter(
+    lambda t: t.strip() != ""
+)
+
+
+@st.composite
+def threads(draw: st.DrawFn) -> list[list[BaseMessage]]:
+    """Graph turns: a question, tool rounds (parallel calls, tool messages in any order),
+    an answer; each list is what one model call adds to the state."""
+    turns: list[list[BaseMessage]] = []
+    n = 0
+    for _ in range(draw(st.integers(1, 6))):
+        turns.append([HumanMessage(draw(SAY), id=f"h{len(turns)}")])
+        for _ in range(draw(st.integers(0, 2))):
+            calls = []
+            for _ in range(draw(st.integers(1, 3))):
+                n += 1
+                calls.append({"name": "get_weather", "args": {"city": draw(SAY)}, "id": f"c{n}"})
+            said = draw(st.sampled_from(["", draw(SAY)]))
+            answers = [
+                ToolMessage(
+                    draw(SAY) * draw(st.integers(1, 6)), tool_call_id=c["id"], id=f"t{c['id']}"
+                )
+                for c in draw(st.permutations(calls))
+            ]
+            turns.append([AIMessage(said, tool_calls=calls, id=f"a{n}"), *answers])
+        turns.append([AIMessage(draw(SAY), id=f"ans{len(turns)}")])
+    return turns
+
+
+@settings(max_examples=60, deadline=None)
+@given(threads(), st.integers(150, 800))
+def test_trimmer_on_random_threads_sends_no_orphan_and_files_once(
+    turns: list[list[BaseMessage]], budget: int
+) -> None:
+    mem = Memory(budget=budget, chunk=200)
+    hook = byheart_trimmer(mem)
+    state: list[BaseMessage] = [SystemMessage("Be brief.")]
+    for added in turns:
+        state += added
+        if state[-1].type == "ai":
+            continue  # the model is called after a question or after tool messages
+        out = hook.invoke({"messages": list(state)})["llm_input_messages"]
+        check_pairs(out)
+        assert out[0] == SystemMessage("Be brief.")
+    hook.invoke({"messages": list(state)})  # files the last answer
+    # One turn per question and answer; a tool round is two (the calls, then all their results).
+    assert len(mem) == sum(2 if isinstance(added[-1], ToolMessage) else 1 for added in turns)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import json
 import threading
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -76,7 +75,7 @@ def _to_langchain(result: Any, head: Sequence[Any]) -> list[Any]:
     from langchain_core import messages as lm
 
     out: list[Any] = list(head)
-    for role, parts in read_messages(result, "byheart_trimmer").messages:
+    for role, parts in read_messages(result, "byheart_trimmer", open_end=True).messages:
         texts = "\n\n".join(p.text for p in parts if isinstance(p, Text))
         if role == "assistant":
             calls = [
@@ -195,15 +194,19 @@ class _Trimmer:
         self.files = files  # False when a ByheartChatMessageHistory files the messages
         self.lock = threading.Lock()
         self.seen: set[str] = set()
+        self.held: list[Any] = []
         self.last_result: Any = None
 
     def file(self, messages: Sequence[Any]) -> None:
         fresh = []
         for m in messages:
-            if m.id is None:
-                m.id = f"byheart-{uuid.uuid4()}"  # so the same object is never filed twice
-            if m.id not in self.seen:
-                self.seen.add(m.id)
+            # By id (LangGraph gives every message one); an id-less message by the object
+            # itself, kept referenced so its identity is never reused.
+            key = m.id if m.id is not None else f"object-{id(m)}"
+            if key not in self.seen:
+                self.seen.add(key)
+                if m.id is None:
+                    self.held.append(m)
                 fresh.append(m)
         grouped, _ = group_messages(fresh, _parts)
         file_messages(self.source, grouped, "byheart_trimmer")
@@ -226,8 +229,9 @@ def byheart_trimmer(memory_or_history: Any) -> Any:
 
     Args:
         memory_or_history: A :class:`~yait_byheart.Memory` (the runnable files each message
-            it has not seen, by message id, then composes) or a ``ByheartChatMessageHistory``
-            (which files; the runnable only composes from its Memory).
+            it has not seen, by message id (an id-less message by identity), then composes)
+            or a ``ByheartChatMessageHistory`` (which files; the runnable only composes from
+            its Memory).
 
     Returns:
         A ``RunnableLambda``: messages in, composed messages out; a LangGraph state in,

@@ -96,7 +96,7 @@ def _to_pydantic(result: Any, head: list[Any], instructions: Any) -> list[Any]:
     from pydantic_ai import messages as pm
 
     out: list[Any] = []
-    for role, parts in read_messages(result, "byheart_history").messages:
+    for role, parts in read_messages(result, "byheart_history", open_end=True).messages:
         converted = [_pydantic_part(pm, role, p) for p in parts]
         if role == "assistant":
             out.append(pm.ModelResponse(parts=converted))
