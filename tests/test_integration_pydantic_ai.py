@@ -10,6 +10,8 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pydantic_ai")
 
@@ -176,3 +178,50 @@ def test_retries_and_failed_tools_are_filed_as_error_results() -> None:
     # Calling again with the same messages files nothing twice.
     processor(out)
     assert len(mem) == 3
+
+
+SAY = st.text(alphabet="abcdefgh ijklmnop", min_size=1, max_size=50).filter(
+    lambda t: t.strip() != ""
+)
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> list[list[pm.ModelMessage]]:
+    """What each model step adds: a question; a response of calls (parallel) then a request
+    of returns in any order; an answer."""
+    steps: list[list[pm.ModelMessage]] = []
+    n = 0
+    for _ in range(draw(st.integers(1, 6))):
+        steps.append([pm.ModelRequest(parts=[pm.UserPromptPart(draw(SAY))])])
+        for _ in range(draw(st.integers(0, 2))):
+            calls = []
+            for _ in range(draw(st.integers(1, 3))):
+                n += 1
+                calls.append(pm.ToolCallPart("get_weather", {"city": draw(SAY)}, f"c{n}"))
+            said = [pm.TextPart(draw(SAY))] if draw(st.booleans()) else []
+            returns = [
+                pm.ToolReturnPart(
+                    "get_weather", draw(SAY) * draw(st.integers(1, 6)), c.tool_call_id
+                )
+                for c in draw(st.permutations(calls))
+            ]
+            steps.append([pm.ModelResponse(parts=[*said, *calls]), pm.ModelRequest(parts=returns)])
+        steps.append([pm.ModelResponse(parts=[pm.TextPart(draw(SAY))])])
+    return steps
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs(), st.integers(150, 800))
+def test_random_histories_are_filed_once_and_sent_without_orphans(
+    steps: list[list[pm.ModelMessage]], budget: int
+) -> None:
+    mem = Memory(budget=budget, chunk=200)
+    processor = byheart_history(mem)
+    history: list[pm.ModelMessage] = []
+    for added in steps:
+        history += added
+        if isinstance(history[-1], pm.ModelRequest):  # a model call comes next
+            history = processor(history)  # what Pydantic AI keeps as the run's messages
+            check_pairs(history)
+    processor(history)
+    assert len(mem) == sum(len(added) for added in steps)
