@@ -131,7 +131,9 @@ def byheart_history(memory: Memory) -> Processor:
     Returns:
         ``processor(messages) -> messages``, for ``ProcessHistory(processor)`` or
         ``history_processors=[processor]``. ``processor.last_result`` holds the latest
-        compose result (log its ``stable_upto`` and ``size``).
+        compose result (log its ``stable_upto`` and ``size``). Each message it files, and
+        each it composes, is marked in its ``metadata`` (``{"byheart": ...}``, which Pydantic
+        AI never sends to the model) so that no message is filed twice.
     """
     if not isinstance(memory, Memory):
         raise TypeError(
