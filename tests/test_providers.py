@@ -1015,3 +1015,63 @@ def test_example_with_key_runs_three_turns_and_reports_cache_usage(name: str) ->
     sent = json.dumps(body)
     assert "And how long is the free trial?" in sent
     assert "which day is the launch" in sent
+
+
+# --------------------------------------------------------------------------- tool parts, SDK types
+
+TOOL_CASES = [
+    json.loads(p.read_text())["result"] for p in sorted((USAGE_DIR.parent / "tools").glob("*.json"))
+]
+
+
+@pytest.mark.parametrize("res", TOOL_CASES)
+def test_openai_chat_tool_request_fits_sdk_types(res: dict[str, Any]) -> None:
+    pytest.importorskip("openai")
+    from openai.types.chat import ChatCompletionMessageParam
+
+    for kwargs in ({}, {"parts": True}, {"cache": True, "ttl": "30m", "system": "S"}):
+        out = to_openai(res, **kwargs)
+        assert any(m["role"] == "tool" for m in out)
+        for message in out:
+            assert conforms(message, ChatCompletionMessageParam), message
+
+
+@pytest.mark.parametrize("res", TOOL_CASES)
+def test_openai_responses_tool_request_fits_sdk_types(res: dict[str, Any]) -> None:
+    pytest.importorskip("openai")
+    from openai.types.responses import ResponseInputItemParam
+
+    for cache in (False, True):
+        items = to_openai_responses(res, cache=cache)["input"]
+        kinds = {i["type"] for i in items}
+        assert {"function_call", "function_call_output"} <= kinds
+        for item in items:
+            if item.get("role") != "assistant":  # assistant text: checked in the test above
+                assert conforms(item, ResponseInputItemParam), item
+
+
+@pytest.mark.parametrize("res", TOOL_CASES)
+def test_anthropic_tool_request_fits_sdk_types(res: dict[str, Any]) -> None:
+    pytest.importorskip("anthropic")
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+
+    for ttl in (None, "1h"):
+        body = {"model": "claude-haiku-4-5", "max_tokens": 64, **to_anthropic(res, ttl=ttl)}
+        assert "tool_use" in json.dumps(body)
+        assert conforms(body, MessageCreateParamsNonStreaming), body
+
+
+@pytest.mark.parametrize("res", TOOL_CASES)
+def test_gemini_tool_request_fits_sdk_types(res: dict[str, Any]) -> None:
+    pytest.importorskip("google.genai")
+    from google.genai import types as gt
+
+    for content in to_gemini(res)["contents"]:
+        parsed = gt.Content.model_validate(content)
+        for part, raw in zip(parsed.parts or [], content["parts"], strict=True):
+            if "functionCall" in raw:
+                assert part.function_call is not None
+                assert part.function_call.args == raw["functionCall"]["args"]
+            if "functionResponse" in raw:
+                assert part.function_response is not None
+                assert part.function_response.name == raw["functionResponse"]["name"]

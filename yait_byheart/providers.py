@@ -32,15 +32,19 @@ words are kept exactly and the boundary stays visible to the model.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import Any
+
+from ._cache_marks import MAX_BREAKPOINTS, long_enough, mark, min_cacheable_tokens, ttl_marker
+from ._neutral import Call, Message, Part, Read, Result, Text, read_messages, where
+from ._usage import cache_usage, chars_per_token, is_int
 
 __all__ = [
     "JOIN",
     "MAX_BREAKPOINTS",
     "cache_usage",
     "chars_per_token",
+    "min_cacheable_tokens",
     "to_anthropic",
     "to_gemini",
     "to_openai",
@@ -50,94 +54,47 @@ __all__ = [
 JOIN = "\n\n"
 """Separator used whenever two texts become one string (documented, so the join is reversible)."""
 
-MAX_BREAKPOINTS = 4
-"""Anthropic accepts at most 4 ``cache_control`` breakpoints per request (prompt-caching docs)."""
 
 _TTLS = (None, "5m", "1h")
-_FIX = "pass the dict returned by Memory.compose()"
+_OPENAI_TTLS = (None, "30m", "12h")  # PromptCacheBreakpoint.ttl in the openai SDK's types
+_OPENAI_KEY = "prompt_cache_breakpoint"
+
+
+def _flag(value: object, call: str) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{call}: cache must be True or False, got {value!r}")
+
+
+def _openai_cache_args(cache: object, ttl: object, call: str) -> None:
+    _flag(cache, call)
+    if ttl not in _OPENAI_TTLS:
+        raise ValueError(f"{call}: ttl must be None, '30m' or '12h', got {ttl!r}")
 
 
 # --------------------------------------------------------------------------- validation
 
 
-def _where(call: str, path: str, problem: str) -> ValueError:
-    return ValueError(f"{call}: result{path} {problem}; {_FIX}")
-
-
-def _messages(result: object, call: str) -> list[tuple[str, list[str]]]:
-    """Check the compose shape and return ``[(role, [text, ...]), ...]``.
-
-    The checks are the contract's sendability promises (first and last message from the user,
-    never two assistant messages in a row): a result that breaks them would be rejected by at
-    least one provider (Gemini: HTTP 400), so failing here, with the place named, is kinder.
-    """
-    if not isinstance(result, Mapping):
-        raise TypeError(
-            f"{call}: result must be the dict returned by Memory.compose(), "
-            f"got {type(result).__name__}"
-        )
-    if "messages" not in result:
-        raise _where(call, "", "has no 'messages' key")
-    messages = result["messages"]
-    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
-        raise _where(call, "['messages']", f"must be a list, got {type(messages).__name__}")
-    if not messages:
-        raise _where(call, "['messages']", "is empty (the query is always the last message)")
-    out: list[tuple[str, list[str]]] = []
-    for i, message in enumerate(messages):
-        at = f"['messages'][{i}]"
-        if not isinstance(message, Mapping):
-            raise _where(call, at, f"must be a dict, got {type(message).__name__}")
-        role = message.get("role")
-        if role not in ("user", "assistant"):
-            raise _where(call, f"{at}['role']", f"must be 'user' or 'assistant', got {role!r}")
-        parts = message.get("parts")
-        if not isinstance(parts, Sequence) or isinstance(parts, (str, bytes)) or not parts:
-            raise _where(call, f"{at}['parts']", "must be a non-empty list of text parts")
-        texts: list[str] = []
-        for j, part in enumerate(parts):
-            pat = f"{at}['parts'][{j}]"
-            if not isinstance(part, Mapping) or part.get("type") != "text":
-                raise _where(call, pat, "must be {'type': 'text', 'text': str}")
-            text = part.get("text")
-            if not isinstance(text, str):
-                raise _where(call, f"{pat}['text']", f"must be a str, got {type(text).__name__}")
-            texts.append(text)
-        if out and role == "assistant" and out[-1][0] == "assistant":
-            raise _where(call, at, "is a second assistant message in a row")
-        out.append((role, texts))
-    if out[0][0] != "user":
-        raise _where(call, "['messages'][0]", "must be a user message")
-    if out[-1][0] != "user":
-        raise _where(call, f"['messages'][{len(out) - 1}]", "must be the user's query")
-    return out
-
-
-def _int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _breakpoints(result: Mapping[str, object], call: str, n: int) -> list[int]:
     """Message indices to mark, ascending, ending at ``stable_upto`` (empty when -1)."""
     if "stable_upto" not in result:
-        raise _where(call, "", "has no 'stable_upto' key")
+        raise where(call, "", "has no 'stable_upto' key")
     stable = result["stable_upto"]
-    if not _int(stable) or not -1 <= stable < n:
-        raise _where(call, "['stable_upto']", f"must be an int in [-1, {n - 1}], got {stable!r}")
+    if not is_int(stable) or not -1 <= stable < n:
+        raise where(call, "['stable_upto']", f"must be an int in [-1, {n - 1}], got {stable!r}")
     if "breakpoints" not in result:
         # Older or hand-built results: the one breakpoint the contract always defines.
         return [stable] if stable >= 0 else []
     points = result["breakpoints"]
     if not isinstance(points, Sequence) or isinstance(points, (str, bytes)):
-        raise _where(call, "['breakpoints']", "must be a list of message indices")
-    if not all(_int(p) and 0 <= p < n for p in points):
-        raise _where(call, "['breakpoints']", f"must hold ints in [0, {n - 1}], got {points!r}")
+        raise where(call, "['breakpoints']", "must be a list of message indices")
+    if not all(is_int(p) and 0 <= p < n for p in points):
+        raise where(call, "['breakpoints']", f"must hold ints in [0, {n - 1}], got {points!r}")
     if any(a >= b for a, b in itertools.pairwise(points)):
-        raise _where(call, "['breakpoints']", f"must be strictly ascending, got {points!r}")
+        raise where(call, "['breakpoints']", f"must be strictly ascending, got {points!r}")
     if stable == -1 and points:
-        raise _where(call, "['breakpoints']", "must be empty when stable_upto is -1")
+        raise where(call, "['breakpoints']", "must be empty when stable_upto is -1")
     if stable >= 0 and (not points or points[-1] != stable):
-        raise _where(call, "['breakpoints']", f"must end with stable_upto ({stable})")
+        raise where(call, "['breakpoints']", f"must end with stable_upto ({stable})")
     return list(points)
 
 
@@ -149,11 +106,12 @@ def _system(system: object, call: str) -> str | None:
     return system
 
 
-def _no_blank(msgs: list[tuple[str, list[str]]], call: str, provider: str) -> None:
-    """Reject empty and whitespace-only texts, naming the first (the API would answer 400)."""
-    for i, (_, texts) in enumerate(msgs):
-        for j, text in enumerate(texts):
-            if not text.strip():
+def _no_blank(result: Mapping[str, Any], call: str, provider: str) -> None:
+    """Reject empty and whitespace-only texts, naming the first (the API would answer 400).
+    Runs after :func:`read_messages`, so the shape is known good."""
+    for i, message in enumerate(result["messages"]):
+        for j, part in enumerate(message["parts"]):
+            if part["type"] == "text" and not part["text"].strip():
                 raise ValueError(
                     f"{call}: result['messages'][{i}]['parts'][{j}]['text'] is empty or only "
                     f"whitespace, which {provider} rejects; do not compose an empty query or "
@@ -161,19 +119,70 @@ def _no_blank(msgs: list[tuple[str, list[str]]], call: str, provider: str) -> No
                 )
 
 
+def _points(result: Mapping[str, Any], call: str, read: Read) -> list[int]:
+    """The breakpoints, checked against the result and moved to the hoisted messages."""
+    points = _breakpoints(result, call, len(read.at))
+    return sorted({read.at[p] for p in points})
+
+
+def _texts(parts: Sequence[Part]) -> list[str]:
+    return [p.text for p in parts if isinstance(p, Text)]
+
+
 # --------------------------------------------------------------------------- requests
 
 
+def _openai_message(
+    role: str, parts: list[Part], content: Callable[[list[str]], Any]
+) -> list[dict[str, Any]]:
+    """One compose message as Chat Completions messages (tool results become ``tool``
+    messages, then any text of the same message a user message)."""
+    texts = _texts(parts)
+    if role == "assistant":
+        calls = [p for p in parts if isinstance(p, Call)]
+        msg: dict[str, Any] = {"role": role, "content": content(texts) if texts else None}
+        if calls:
+            msg["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in calls
+            ]
+        return [msg]
+    out = [
+        {"role": "tool", "tool_call_id": r.id, "content": content([r.output])}
+        for r in parts
+        if isinstance(r, Result)
+    ]
+    if texts or not out:
+        out.append({"role": role, "content": content(texts)})
+    return out
+
+
 def to_openai(
-    result: Mapping[str, Any], *, system: str | None = None, parts: bool = False
+    result: Mapping[str, Any],
+    *,
+    system: str | None = None,
+    parts: bool = False,
+    cache: bool = False,
+    ttl: str | None = None,
+    model: str | None = None,
 ) -> list[dict[str, Any]]:
     """Chat Completions ``messages`` for a compose result.
 
-    ``content`` is one string (the message's parts joined with :data:`JOIN`) or, with
+    ``content`` is one string (the message's texts joined with :data:`JOIN`) or, with
     ``parts=True``, a list of ``{"type": "text", "text": ...}`` parts, one per compose part.
-    A system prompt becomes a leading ``system`` message. OpenAI caches automatically on an
-    exact prefix of 1,024 tokens or more, so nothing is marked: keeping ``messages[:stable_upto+1]``
-    byte-identical between calls is what earns the discount.
+    A system prompt becomes a leading ``system`` message. Tool calls become the assistant's
+    ``tool_calls`` (``arguments`` sent as stored) and each tool result a ``role: "tool"``
+    message right after it; ``is_error`` has no Chat field (let the output say so). OpenAI
+    caches automatically on an exact prefix of 1,024 tokens or more, so by default nothing is
+    marked: keeping the prefix byte-identical between calls is what earns the discount.
+    ``cache=True`` (newer models only, e.g. gpt-5.6) adds explicit ``prompt_cache_breakpoint``
+    markers at ``result["breakpoints"]``, on the last text part at or before each (content is
+    then always a parts list, so the bytes do not change when a marker moves); ``ttl`` is
+    ``"30m"`` or ``"12h"``; ``model`` drops breakpoints below its minimum prefix.
 
     >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "a"},
     ...                                              {"type": "text", "text": "b"}]}],
@@ -184,27 +193,77 @@ def to_openai(
     {'type': 'text', 'text': 'b'}
     """
     call = "to_openai(result)"
-    msgs = _messages(result, call)
+    read = read_messages(result, call)
+    msgs = read.messages
     sys = _system(system, call)
+    _openai_cache_args(cache, ttl, call)
+    as_parts = parts or cache
 
     def content(texts: list[str]) -> str | list[dict[str, str]]:
-        if parts:
+        if as_parts:
             return [{"type": "text", "text": t} for t in texts]
         return JOIN.join(texts)
 
     out: list[dict[str, Any]] = []
     if sys is not None:
         out.append({"role": "system", "content": content([sys])})
-    out.extend({"role": role, "content": content(texts)} for role, texts in msgs)
+    blocks: list[list[dict[str, Any]]] = []
+    for role, msg_parts in msgs:
+        converted = _openai_message(role, msg_parts, content)
+        blocks.append(
+            [b for m in converted if isinstance(m["content"], list) for b in m["content"]]
+        )
+        out.extend(converted)
+    if cache:
+        points, sys_ok = long_enough(_points(result, call, read), msgs, sys, model, call)
+        head = out[0]["content"][-1] if sys is not None and sys_ok else None
+        mark(blocks, points, head, ttl_marker(ttl, {"mode": "explicit"}), _OPENAI_KEY)
     return out
 
 
-def to_openai_responses(result: Mapping[str, Any], *, system: str | None = None) -> dict[str, Any]:
+def _responses_items(
+    role: str, parts: list[Part], output: Callable[[str], Any]
+) -> list[dict[str, Any]]:
+    texts = _texts(parts)
+    kind = "input_text" if role == "user" else "output_text"
+    message = {
+        "type": "message",
+        "role": role,
+        "content": [{"type": kind, "text": t} for t in texts],
+    }
+    if role == "assistant":
+        calls = [
+            {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
+            for c in parts
+            if isinstance(c, Call)
+        ]
+        return ([message] if texts or not calls else []) + calls
+    results = [
+        {"type": "function_call_output", "call_id": r.id, "output": output(r.output)}
+        for r in parts
+        if isinstance(r, Result)
+    ]
+    return results + ([message] if texts or not results else [])
+
+
+def to_openai_responses(
+    result: Mapping[str, Any],
+    *,
+    system: str | None = None,
+    cache: bool = False,
+    ttl: str | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
     """Responses API ``input`` items (and ``instructions``) for a compose result.
 
     User parts are ``input_text``; assistant history parts are ``output_text``, the type the
-    Responses API requires for assistant content (it rejects ``input_text`` there). Merge the
-    returned dict into your request: ``{"model": ..., **to_openai_responses(result)}``.
+    Responses API requires for assistant content (it rejects ``input_text`` there). Tool calls
+    are ``function_call`` items after the assistant's text, tool results
+    ``function_call_output`` items before the user's text. ``cache``, ``ttl`` and ``model``
+    place explicit ``prompt_cache_breakpoint`` markers as :func:`to_openai` does, on
+    ``input_text`` blocks (tool outputs are then sent as one ``input_text`` block each), the
+    only blocks that carry one. Merge the returned dict into your request:
+    ``{"model": ..., **to_openai_responses(result)}``.
 
     >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}],
     ...      "stable_upto": -1}
@@ -215,23 +274,48 @@ def to_openai_responses(result: Mapping[str, Any], *, system: str | None = None)
     [{'type': 'input_text', 'text': 'hi'}]
     """
     call = "to_openai_responses(result)"
-    msgs = _messages(result, call)
+    read = read_messages(result, call)
+    msgs = read.messages
     sys = _system(system, call)
-    items = [
-        {
-            "type": "message",
-            "role": role,
-            "content": [
-                {"type": "input_text" if role == "user" else "output_text", "text": t}
-                for t in texts
-            ],
-        }
-        for role, texts in msgs
-    ]
+    _openai_cache_args(cache, ttl, call)
+
+    def output(text: str) -> str | list[dict[str, str]]:
+        return [{"type": "input_text", "text": text}] if cache else text
+
+    items: list[dict[str, Any]] = []
+    blocks: list[list[dict[str, Any]]] = []
+    for role, parts in msgs:
+        converted = _responses_items(role, parts, output)
+        blocks.append(_input_texts(converted))
+        items.extend(converted)
     out: dict[str, Any] = {"input": items}
     if sys is not None:
         out["instructions"] = sys
+    if cache:
+        points, _ = long_enough(_points(result, call, read), msgs, sys, model, call)
+        mark(blocks, points, None, ttl_marker(ttl, {"mode": "explicit"}), _OPENAI_KEY)
     return out
+
+
+def _input_texts(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``input_text`` blocks of some Responses items, in order (they carry breakpoints)."""
+    out: list[dict[str, Any]] = []
+    for item in items:
+        body = item.get("content", item.get("output"))
+        if isinstance(body, list):
+            out.extend(b for b in body if b["type"] == "input_text")
+    return out
+
+
+def _anthropic_block(part: Part) -> dict[str, Any]:
+    if isinstance(part, Text):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, Call):
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": part.args}
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.id, "content": part.output}
+    if part.is_error is not None:
+        block["is_error"] = part.is_error
+    return block
 
 
 def to_anthropic(
@@ -240,6 +324,7 @@ def to_anthropic(
     system: str | None = None,
     cache: bool = True,
     ttl: str | None = None,
+    model: str | None = None,
 ) -> dict[str, Any]:
     """Messages API ``messages`` (and ``system``) with ``cache_control`` breakpoints placed.
 
@@ -251,7 +336,11 @@ def to_anthropic(
     rebuilt selection. Anthropic allows four breakpoints per request; when more are offered
     the system one and the latest message ones are kept (the latest covers the longest prefix).
     ``ttl="1h"`` asks for the one-hour cache (writes cost 2x instead of 1.25x); ``"5m"`` is the
-    default and is sent as no ``ttl`` at all, so both spellings produce the same bytes.
+    default and is sent as no ``ttl`` at all, so both spellings produce the same bytes. With
+    ``model`` named, a breakpoint whose prefix (estimated at 4 characters a token) is shorter
+    than the model's minimum (:func:`min_cacheable_tokens`) is left out. Tool calls are
+    ``tool_use`` blocks (``input`` the parsed arguments), results ``tool_result`` blocks placed
+    first in their user message, as the API requires.
 
     >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]},
     ...                   {"role": "assistant", "parts": [{"type": "text", "text": "yo"}]},
@@ -262,48 +351,70 @@ def to_anthropic(
     [{'type': 'text', 'text': 'Be brief.', 'cache_control': {'type': 'ephemeral', 'ttl': '1h'}}]
     >>> [("cache_control" in m["content"][-1]) for m in req["messages"]]
     [False, True, False]
+    >>> "cache_control" in str(to_anthropic(r, model="claude-sonnet-4-5"))  # far below 1,024
+    False
     """
     call = "to_anthropic(result)"
     if ttl not in _TTLS:
         raise ValueError(f"{call}: ttl must be None, '5m' or '1h', got {ttl!r}")
-    if not isinstance(cache, bool):
-        raise TypeError(f"{call}: cache must be True or False, got {cache!r}")
-    msgs = _messages(result, call)
-    _no_blank(msgs, call, "Anthropic")
-    points = _breakpoints(result, call, len(msgs))
+    _flag(cache, call)
+    read = read_messages(result, call)
+    msgs = read.messages
+    _no_blank(result, call, "Anthropic")
     sys = _system(system, call)
+    points, sys_ok = long_enough(_points(result, call, read), msgs, sys, model, call)
+    marker = ttl_marker("1h" if ttl == "1h" else None, {"type": "ephemeral"})
 
-    def marker() -> dict[str, str]:
-        # A fresh dict per block: callers may edit one request without touching the other.
-        return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
-
-    slots = MAX_BREAKPOINTS
     out: dict[str, Any] = {}
     if sys is not None:
-        block: dict[str, Any] = {"type": "text", "text": sys}
-        if cache:
-            block["cache_control"] = marker()
-            slots -= 1
-        out["system"] = [block]
-    marked = set(points[-slots:]) if cache and points else set()
-    messages: list[dict[str, Any]] = []
-    for i, (role, texts) in enumerate(msgs):
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
-        if i in marked:
-            blocks[-1]["cache_control"] = marker()
-        messages.append({"role": role, "content": blocks})
+        out["system"] = [{"type": "text", "text": sys}]
+    messages: list[dict[str, Any]] = [
+        {"role": role, "content": [_anthropic_block(p) for p in parts]} for role, parts in msgs
+    ]
+    if cache:
+        head = out["system"][0] if sys is not None and sys_ok else None
+        mark([m["content"] for m in messages], points, head, marker, "cache_control")
     out["messages"] = messages
     return out
+
+
+def _gemini_parts(msgs: list[Message], i: int) -> list[dict[str, Any]]:
+    """Message i as Gemini parts: results first, in the order of the calls they answer."""
+    role, parts = msgs[i]
+    if role == "assistant":
+        return [
+            {"text": p.text}
+            if isinstance(p, Text)
+            else {"functionCall": {"name": p.name, "args": p.args}}
+            for p in parts
+            if not isinstance(p, Result)
+        ]
+    order = [p.id for p in msgs[i - 1][1] if isinstance(p, Call)] if i else []
+    results = sorted((p for p in parts if isinstance(p, Result)), key=lambda r: order.index(r.id))
+    out: list[dict[str, Any]] = [
+        {
+            "functionResponse": {
+                "name": r.name,
+                "response": {"error" if r.is_error else "output": r.output},
+            }
+        }
+        for r in results
+    ]
+    return out + [{"text": t} for t in _texts(parts)]
 
 
 def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[str, Any]:
     """``generateContent`` body fields (``contents``, ``systemInstruction``) for a compose result.
 
     Gemini requires strictly alternating ``user``/``model`` turns (HTTP 400 otherwise), while a
-    compose result may hold two user messages in a row. Each content therefore carries one text
-    part: the texts of a run of same-role messages (and of their parts) joined with
-    :data:`JOIN`, so nothing is dropped and the boundary stays visible. Gemini's implicit cache
-    needs no marker; the stable prefix is what it matches on.
+    compose result may hold two user messages in a row. A run of same-role messages therefore
+    becomes one content, and neighbouring texts in it one text part, joined with
+    :data:`JOIN`, so nothing is dropped and the boundary stays visible. Tool calls are
+    ``functionCall`` parts (``args`` the parsed arguments); results are ``functionResponse``
+    parts named after their call, first in their content and in the calls' order (Gemini
+    pairs them by name and order), with the output under ``"output"`` (``"error"`` when
+    ``is_error``). Gemini's implicit cache needs no marker; the stable prefix is what it
+    matches on.
 
     >>> u = lambda t: {"role": "user", "parts": [{"type": "text", "text": t}]}
     >>> r = {"messages": [u("earlier"), u("now?")], "stable_upto": 0}
@@ -314,18 +425,22 @@ def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[s
     {'parts': [{'text': 'Be brief.'}]}
     """
     call = "to_gemini(result)"
-    msgs = _messages(result, call)
+    read = read_messages(result, call)
+    msgs = read.messages
     sys = _system(system, call)
     contents: list[dict[str, Any]] = []
-    for role, texts in msgs:
+    for i, (role, _) in enumerate(msgs):
         g_role = "user" if role == "user" else "model"
-        text = JOIN.join(texts)
-        if contents and contents[-1]["role"] == g_role:
-            contents[-1]["parts"][0]["text"] += JOIN + text
-        else:
-            contents.append({"role": g_role, "parts": [{"text": text}]})
+        if not contents or contents[-1]["role"] != g_role:
+            contents.append({"role": g_role, "parts": []})
+        for part in _gemini_parts(msgs, i):
+            last = contents[-1]["parts"][-1] if contents[-1]["parts"] else {}
+            if "text" in part and set(last) == {"text"}:
+                last["text"] += JOIN + part["text"]
+            else:
+                contents[-1]["parts"].append(part)
     for k, content in enumerate(contents):
-        if not content["parts"][0]["text"]:
+        if any(p.get("text") == "" for p in content["parts"]):
             # Gemini answers HTTP 400 to an empty text part.
             raise ValueError(
                 f"{call}: content {k} would be empty (its messages hold only empty text), "
@@ -335,154 +450,3 @@ def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[s
     if sys is not None:
         out["systemInstruction"] = {"parts": [{"text": sys}]}
     return out
-
-
-# --------------------------------------------------------------------------- usage
-
-
-def _field(obj: object, name: str) -> object:
-    """``obj[name]`` for mappings, ``obj.name`` for SDK objects; None when absent."""
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _first(obj: object, *names: str) -> object:
-    for name in names:
-        value = _field(obj, name)
-        if value is not None:
-            return value
-    return None
-
-
-def _count(value: object, name: str) -> int:
-    call = "cache_usage(response)"
-    if value is None:
-        return 0
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)  # some JSON decoders (and JavaScript-made logs) give 2006.0
-    if not _int(value) or value < 0:
-        raise ValueError(f"{call}: {name} must be a non-negative int, got {value!r}")
-    return value
-
-
-def _usage(inp: int, read: int, write: int) -> dict[str, int]:
-    return {"input": inp, "cached_read": read, "cache_write": write}
-
-
-def _gemini_usage(meta: object) -> dict[str, int]:
-    # promptTokenCount already includes cachedContentTokenCount (API reference, UsageMetadata);
-    # implicit caching reports no write count.
-    total = _count(_first(meta, "promptTokenCount", "prompt_token_count"), "promptTokenCount")
-    read = _count(
-        _first(meta, "cachedContentTokenCount", "cached_content_token_count"),
-        "cachedContentTokenCount",
-    )
-    return _usage(total, read, 0)
-
-
-def cache_usage(response: object) -> dict[str, int]:
-    """Read a response's prompt-cache usage into ``{"input", "cached_read", "cache_write"}``.
-
-    ``input`` is the total input tokens, cached ones included, for every provider, so the hit
-    rate is ``cached_read / input`` everywhere. Accepts the whole response or its usage block,
-    as parsed JSON or as an SDK object (attribute access):
-
-    - OpenAI Chat Completions: ``usage.prompt_tokens``, ``prompt_tokens_details.cached_tokens``
-      (and ``cache_write_tokens`` where reported);
-    - OpenAI Responses: ``usage.input_tokens``, ``input_tokens_details.cached_tokens`` (and
-      ``cache_write_tokens``);
-    - Anthropic: ``usage.input_tokens`` counts only the uncached tokens, so the total is
-      ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``;
-    - Gemini: ``usageMetadata.promptTokenCount`` and ``cachedContentTokenCount`` (snake_case
-      ``usage_metadata`` in the Python SDK).
-
-    A missing count reads as 0; a response with none of these shapes raises ValueError.
-
-    >>> cache_usage({"input_tokens": 21, "cache_read_input_tokens": 188086, "output_tokens": 393})
-    {'input': 188107, 'cached_read': 188086, 'cache_write': 0}
-    >>> cache_usage({"usageMetadata": {"promptTokenCount": 1200, "cachedContentTokenCount": 1000}})
-    {'input': 1200, 'cached_read': 1000, 'cache_write': 0}
-    """
-    call = "cache_usage(response)"
-    if response is None:
-        raise ValueError(f"{call}: got None; pass the provider's response or its usage")
-    meta = _first(response, "usageMetadata", "usage_metadata")
-    if meta is not None:
-        return _gemini_usage(meta)
-    if _first(response, "promptTokenCount", "prompt_token_count") is not None:
-        return _gemini_usage(response)
-    usage = _field(response, "usage")
-    u = response if usage is None else usage
-
-    prompt = _field(u, "prompt_tokens")
-    if prompt is not None:  # OpenAI Chat Completions (also most OpenAI-compatible servers)
-        details = _field(u, "prompt_tokens_details")
-        return _usage(
-            _count(prompt, "prompt_tokens"),
-            _count(_field(details, "cached_tokens"), "prompt_tokens_details.cached_tokens"),
-            _count(
-                _field(details, "cache_write_tokens"), "prompt_tokens_details.cache_write_tokens"
-            ),
-        )
-
-    read_a = _field(u, "cache_read_input_tokens")
-    write_a = _field(u, "cache_creation_input_tokens")
-    creation = _field(u, "cache_creation")
-    details = _field(u, "input_tokens_details")
-    inp = _field(u, "input_tokens")
-    if read_a is not None or write_a is not None or creation is not None:
-        # Anthropic: the three counts are disjoint and add up to the prompt.
-        uncached = _count(inp, "input_tokens")
-        read = _count(read_a, "cache_read_input_tokens")
-        if write_a is None:  # only the per-TTL breakdown was reported
-            write = _count(
-                _field(creation, "ephemeral_5m_input_tokens"),
-                "cache_creation.ephemeral_5m_input_tokens",
-            ) + _count(
-                _field(creation, "ephemeral_1h_input_tokens"),
-                "cache_creation.ephemeral_1h_input_tokens",
-            )
-        else:
-            write = _count(write_a, "cache_creation_input_tokens")
-        return _usage(uncached + read + write, read, write)
-    if inp is not None:
-        # OpenAI Responses (input_tokens includes the cached ones), or an Anthropic usage with
-        # no cache fields at all, where input_tokens is then the whole prompt: same reading.
-        return _usage(
-            _count(inp, "input_tokens"),
-            _count(_field(details, "cached_tokens"), "input_tokens_details.cached_tokens"),
-            _count(
-                _field(details, "cache_write_tokens"), "input_tokens_details.cache_write_tokens"
-            ),
-        )
-    raise ValueError(
-        f"{call}: no usage found in {type(response).__name__}; pass an OpenAI, Anthropic or "
-        "Gemini response (or its usage / usageMetadata block)"
-    )
-
-
-# --------------------------------------------------------------------------- token estimate
-
-
-def chars_per_token(n: float = 4.0) -> Callable[[str], int]:
-    """A ``measure`` for ``Memory`` that estimates tokens as ``ceil(len(text) / n)``.
-
-    English averages about 4 characters per token (code and JSON nearer 3, other languages
-    fewer characters per token). It is an estimate: for exact OpenAI counts pass a tokenizer,
-    e.g. ``Memory(measure=lambda s: len(enc.encode(s)))`` with tiktoken (docs/prompt-cache.md).
-
-    >>> est = chars_per_token()
-    >>> est("hello"), est(""), chars_per_token(3)("abcdefg")
-    (2, 0, 3)
-    """
-    if isinstance(n, bool) or not isinstance(n, (int, float)) or not math.isfinite(n) or n <= 0:
-        raise ValueError(f"chars_per_token(n): n must be a positive number, got {n!r}")
-    per = float(n)
-
-    def measure(text: str) -> int:
-        if not isinstance(text, str):
-            raise TypeError(f"chars_per_token measure: expected a str, got {type(text).__name__}")
-        return math.ceil(len(text) / per)
-
-    return measure

@@ -1,0 +1,11 @@
+"""Framework integrations, one module each; each imports its framework only when used.
+
+- ``yait_byheart.integrations.openai_agents``: a ``Session`` for the OpenAI Agents SDK
+  (``pip install "yait-byheart[openai-agents]"``);
+- ``yait_byheart.integrations.pydantic_ai``: a history processor for Pydantic AI
+  (``[pydantic-ai]``);
+- ``yait_byheart.integrations.langchain``: a chat message history and a LangGraph
+  ``pre_model_hook`` (``[langchain]``).
+
+This package imports none of them; see docs/agents.md.
+"""

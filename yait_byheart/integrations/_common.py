@@ -1,0 +1,115 @@
+"""What the framework integrations share: finding the Memory, reading its turns back as
+neutral messages, clearing it, and gathering a framework's messages into neutral ones."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from ..memory import Memory
+
+__all__ = ["clear_memory", "file_messages", "group_messages", "open_memory", "stored_messages"]
+
+T = TypeVar("T")
+
+
+def open_memory(
+    memory_or_store: object, session_id: object, settings: Mapping[str, Any], call: str
+) -> tuple[Memory, Any]:
+    """The Memory to use and the store it came from (None when a Memory was given)."""
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError(f"{call}: session_id must be a non-empty str, got {session_id!r}")
+    if isinstance(memory_or_store, Memory):
+        if settings:
+            raise TypeError(
+                f"{call}: Memory settings ({', '.join(settings)}) apply only when a store is "
+                "given; set them on the Memory you pass"
+            )
+        return memory_or_store, None
+    if callable(getattr(memory_or_store, "open", None)):
+        return memory_or_store.open(session_id, **settings), memory_or_store  # type: ignore[attr-defined]
+    raise TypeError(
+        f"{call}: memory_or_store must be a yait_byheart.Memory or a store "
+        f"(SQLiteStore, PostgresStore), got {type(memory_or_store).__name__}"
+    )
+
+
+def clear_memory(
+    memory: Memory, store: Any, session_id: str, settings: Mapping[str, Any]
+) -> Memory:
+    """Forget a conversation: a store deletes it (bytes purged) and opens it anew; a plain
+    Memory has every turn redacted (its words are never sent or stored again)."""
+    if store is not None:
+        if session_id in store.conversations():
+            store.delete(session_id)
+        fresh: Memory = store.open(session_id, **settings)
+        return fresh
+    for index in range(len(memory)):
+        memory.redact(index)
+    return memory
+
+
+def stored_messages(memory: Memory) -> list[dict[str, Any] | None]:
+    """Each turn of ``memory`` as a neutral message (None for a redacted turn), read from
+    ``Memory.to_dict()``: how the integrations rebuild a conversation reopened from a store."""
+    out: list[dict[str, Any] | None] = []
+    for turn in memory.to_dict()["turns"]:
+        if turn.get("redacted"):
+            out.append(None)
+            continue
+        parts: list[dict[str, Any]] = [dict(p) for p in turn.get("tools", ())]
+        if turn["text"]:
+            text = {"type": "text", "text": turn["text"]}
+            parts = [*parts, text] if turn["role"] == "user" else [text, *parts]
+        out.append({"role": turn["role"], "parts": parts} if parts else None)
+    return out
+
+
+def group_messages(
+    items: Iterable[T], parts_of: Callable[[T], tuple[str, list[dict[str, Any]]] | None]
+) -> tuple[list[dict[str, Any]], list[int | None]]:
+    """Gather a framework's items into neutral messages, and say which message holds each item.
+
+    ``parts_of`` gives an item's role and parts, or None for an item byheart does not keep
+    (reasoning, a system prompt): it gets no message and does not break a group. Tool calls
+    join the assistant message before them (its text, or other calls of the round) and
+    results join results, so a round of parallel calls, or its results, is one turn.
+    """
+    messages: list[dict[str, Any]] = []
+    owner: list[int | None] = []
+    for item in items:
+        got = parts_of(item)
+        if got is None or not got[1]:
+            owner.append(None)
+            continue
+        role, parts = got
+        last = messages[-1] if messages else None
+        if last is not None and last["role"] == role and _joins(role, last["parts"], parts):
+            last["parts"].extend(parts)
+        else:
+            messages.append({"role": role, "parts": list(parts)})
+        owner.append(len(messages) - 1)
+    return messages, owner
+
+
+def _joins(role: str, before: list[dict[str, Any]], parts: list[dict[str, Any]]) -> bool:
+    """Assistant text or calls, then calls; results, then results."""
+    if role == "assistant":
+        return all(p["type"] == "tool_call" for p in parts)
+    tool = all(p["type"] == "tool_result" for p in parts)
+    return tool and all(p["type"] == "tool_result" for p in before)
+
+
+def file_messages(memory: Memory, messages: list[dict[str, Any]], call: str) -> list[int | None]:
+    """Append each message to ``memory``; the turn index of each, or None for one the Memory
+    refused (a result whose call it never saw, e.g. after ``pop_item``): the framework's own
+    copy is still kept, so a run never fails over filing, and a warning says what was left out."""
+    turns: list[int | None] = []
+    for message in messages:
+        try:
+            turns.append(memory.append_message(message))
+        except ValueError as err:
+            warnings.warn(f"{call}: kept but not filed in the Memory: {err}", stacklevel=3)
+            turns.append(None)
+    return turns

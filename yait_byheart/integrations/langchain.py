@@ -1,0 +1,254 @@
+"""byheart for LangChain and LangGraph: a chat message history and a trimming runnable.
+
+- ``ByheartChatMessageHistory(memory_or_store, session_id)`` is a ``BaseChatMessageHistory``:
+  ``messages`` returns every message exactly as added (tool calls and tool messages
+  included) while their words are filed in a :class:`~yait_byheart.Memory`.
+- ``byheart_trimmer(memory_or_history)`` is a runnable that sends the model
+  ``Memory.compose()`` instead of the whole history: given a list of messages it returns the
+  composed list; given a LangGraph state (``{"messages": [...]}``) it returns
+  ``{"llm_input_messages": [...]}``, the shape LangGraph's ``create_react_agent`` takes as
+  ``pre_model_hook``. Tool calls and their tool messages stay together; system messages of
+  the input lead the output.
+
+LangChain is imported when a name of this module is first used (``pip install
+"yait-byheart[langchain]"``). See docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from .._neutral import Call, Result, Text, read_messages
+from ..memory import Memory
+from ._common import clear_memory, file_messages, group_messages, open_memory, stored_messages
+
+# ByheartChatMessageHistory is made by the module __getattr__ below, on first use.
+__all__ = ["ByheartChatMessageHistory", "byheart_trimmer"]  # noqa: F822
+
+_LOCK = threading.Lock()
+_MADE: dict[str, Any] = {}  # the history class, made once on first use (it subclasses LangChain's)
+
+
+def _text(content: object) -> str:
+    """A message's text: its string content, or the text blocks of a content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            b if isinstance(b, str) else b.get("text")
+            for b in content
+            if isinstance(b, (str, dict))
+        ]
+        return "\n\n".join(t for t in texts if isinstance(t, str) and t)
+    return ""
+
+
+def _parts(message: Any) -> tuple[str, list[dict[str, Any]]] | None:
+    """A LangChain message's neutral role and parts; None for messages byheart does not file."""
+    kind = getattr(message, "type", "")
+    text = _text(getattr(message, "content", ""))
+    if kind == "human":
+        return ("user", [{"type": "text", "text": text}]) if text.strip() else None
+    if kind == "ai":
+        parts = [{"type": "text", "text": text}] if text.strip() else []
+        for call in getattr(message, "tool_calls", None) or []:
+            parts.append(
+                {"type": "tool_call", "id": str(call.get("id") or ""), "name": call["name"],
+                 "arguments": json.dumps(call.get("args") or {}, ensure_ascii=False)}
+            )  # fmt: skip
+        return "assistant", parts
+    if kind == "tool":
+        result = {"type": "tool_result", "id": message.tool_call_id, "output": text}
+        if getattr(message, "status", "success") == "error":
+            result["is_error"] = True
+        return "user", [result]
+    return None  # system messages and others: kept, not filed
+
+
+def _to_langchain(result: Any, head: Sequence[Any]) -> list[Any]:
+    """A compose result as LangChain messages (tool messages right after their call), led by
+    ``head`` (the input's system messages)."""
+    from langchain_core import messages as lm
+
+    out: list[Any] = list(head)
+    for role, parts in read_messages(result, "byheart_trimmer", open_end=True).messages:
+        texts = "\n\n".join(p.text for p in parts if isinstance(p, Text))
+        if role == "assistant":
+            calls = [
+                {"name": p.name, "args": json.loads(p.arguments), "id": p.id, "type": "tool_call"}
+                for p in parts
+                if isinstance(p, Call)
+            ]
+            out.append(lm.AIMessage(content=texts, tool_calls=calls))
+            continue
+        for p in parts:
+            if isinstance(p, Result):
+                status = "error" if p.is_error else "success"
+                out.append(lm.ToolMessage(p.output, tool_call_id=p.id, name=p.name, status=status))
+        if texts:
+            out.append(lm.HumanMessage(texts))
+    return out
+
+
+def _messages_of(message: dict[str, Any]) -> list[Any]:
+    """A stored neutral message back as LangChain messages (for a reopened store)."""
+    from langchain_core import messages as lm
+
+    texts = "\n\n".join(p["text"] for p in message["parts"] if p["type"] == "text")
+    if message["role"] == "assistant":
+        calls = [
+            {
+                "name": p["name"],
+                "args": json.loads(p["arguments"]),
+                "id": p["id"],
+                "type": "tool_call",
+            }
+            for p in message["parts"]
+            if p["type"] == "tool_call"
+        ]
+        return [lm.AIMessage(content=texts, tool_calls=calls)]
+    out: list[Any] = [
+        lm.ToolMessage(
+            p["output"], tool_call_id=p["id"], status="error" if p.get("is_error") else "success"
+        )
+        for p in message["parts"]
+        if p["type"] == "tool_result"
+    ]
+    return [*out, lm.HumanMessage(texts)] if texts else out
+
+
+def _make_history_class() -> type:
+    from langchain_core.chat_history import BaseChatMessageHistory
+
+    class ByheartChatMessageHistory(BaseChatMessageHistory):
+        """A LangChain chat message history backed by byheart.
+
+        Args:
+            memory_or_store: A :class:`~yait_byheart.Memory`, or a store (``SQLiteStore``,
+                ``PostgresStore``) whose conversation ``session_id`` is opened (created if
+                absent).
+            session_id: The conversation's id.
+            **memory_settings: Memory settings (``budget=``, ...) for a store's new
+                conversation.
+
+        ``messages`` are the added messages themselves (copies) while this object lives; a
+        history reopened from a store rebuilds them from the stored turns (text, tool calls
+        and tool messages; message ids and metadata are not stored).
+        """
+
+        def __init__(self, memory_or_store: Any, session_id: str, **memory_settings: Any) -> None:
+            call = "ByheartChatMessageHistory()"
+            self.memory, self._store = open_memory(
+                memory_or_store, session_id, memory_settings, call
+            )
+            self.session_id = session_id
+            self._settings = dict(memory_settings)
+            self._lock = threading.Lock()
+            self._kept: list[Any] = []
+            for message in stored_messages(self.memory):
+                self._kept.extend(_messages_of(message) if message else [])
+
+        @property
+        def messages(self) -> list[Any]:  # type: ignore[override]
+            with self._lock:
+                return copy.deepcopy(self._kept)
+
+        def add_messages(self, messages: Sequence[Any]) -> None:
+            """Keep ``messages`` as they are and file their words in the Memory."""
+            with self._lock:
+                fresh = [m.model_copy(deep=True) for m in messages]
+                grouped, _ = group_messages(fresh, _parts)
+                file_messages(self.memory, grouped, "ByheartChatMessageHistory.add_messages")
+                self._kept.extend(fresh)
+
+        def clear(self) -> None:
+            """Forget every message; a store's conversation is deleted, a Memory's redacted."""
+            with self._lock:
+                self.memory = clear_memory(
+                    self.memory, self._store, self.session_id, self._settings
+                )
+                self._kept = []
+
+    return ByheartChatMessageHistory
+
+
+def __getattr__(name: str) -> Any:
+    # The history class subclasses LangChain's, so it is made when first asked for.
+    if name != "ByheartChatMessageHistory":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    with _LOCK:
+        if name not in _MADE:
+            _MADE[name] = _make_history_class()
+        return _MADE[name]
+
+
+class _Trimmer:
+    """What ``byheart_trimmer`` runs: file unseen messages, then compose."""
+
+    def __init__(self, source: Any, files: bool) -> None:
+        self.source = source  # the Memory, or the history whose Memory may be replaced on clear
+        self.files = files  # False when a ByheartChatMessageHistory files the messages
+        self.lock = threading.Lock()
+        self.seen: set[str] = set()
+        self.held: list[Any] = []
+        self.last_result: Any = None
+
+    def file(self, messages: Sequence[Any]) -> None:
+        fresh = []
+        for m in messages:
+            # By id (LangGraph gives every message one); an id-less message by the object
+            # itself, kept referenced so its identity is never reused.
+            key = m.id if m.id is not None else f"object-{id(m)}"
+            if key not in self.seen:
+                self.seen.add(key)
+                if m.id is None:
+                    self.held.append(m)
+                fresh.append(m)
+        grouped, _ = group_messages(fresh, _parts)
+        file_messages(self.source, grouped, "byheart_trimmer")
+
+    def __call__(self, value: Any) -> Any:
+        state = isinstance(value, dict)
+        messages = value["messages"] if state else value
+        with self.lock:
+            if self.files:
+                self.file(messages)
+            memory = self.source if self.files else self.source.memory
+            self.last_result = memory.compose()
+            head = [m for m in messages if getattr(m, "type", "") == "system"][:1]
+            out = _to_langchain(self.last_result, head)
+        return {"llm_input_messages": out} if state else out
+
+
+def byheart_trimmer(memory_or_history: Any) -> Any:
+    """A runnable sending the model ``Memory.compose()`` instead of the whole history.
+
+    Args:
+        memory_or_history: A :class:`~yait_byheart.Memory` (the runnable files each message
+            it has not seen, by message id (an id-less message by identity), then composes)
+            or a ``ByheartChatMessageHistory`` (which files; the runnable only composes from
+            its Memory).
+
+    Returns:
+        A ``RunnableLambda``: messages in, composed messages out; a LangGraph state in,
+        ``{"llm_input_messages": [...]}`` out (``create_react_agent(pre_model_hook=...)``).
+        Its ``trimmer`` attribute holds ``last_result``, the latest compose result.
+    """
+    from langchain_core.runnables import RunnableLambda
+
+    if isinstance(memory_or_history, Memory):
+        trimmer = _Trimmer(memory_or_history, files=True)
+    elif isinstance(getattr(memory_or_history, "memory", None), Memory):
+        trimmer = _Trimmer(memory_or_history, files=False)
+    else:
+        raise TypeError(
+            "byheart_trimmer(memory_or_history): pass a yait_byheart.Memory or a "
+            f"ByheartChatMessageHistory, got {type(memory_or_history).__name__}"
+        )
+    runnable = RunnableLambda(trimmer, name="byheart_trimmer")
+    runnable.trimmer = trimmer  # type: ignore[attr-defined]
+    return runnable
