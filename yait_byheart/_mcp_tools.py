@@ -16,7 +16,7 @@ from typing import Any
 from ._argcheck import problems
 from ._show import messages_text
 from .memory import Memory
-from .store import PostgresStore, SQLiteStore, StoreConflictError
+from .store import PostgresStore, SQLiteStore, StoreConflictError, UnknownConversationError
 
 Store = SQLiteStore | PostgresStore
 Answer = tuple[str, dict[str, Any], bool]
@@ -72,6 +72,10 @@ def tool_list(max_text: int) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 class Tools:
     """The tools over `store`; conversations created by ``remember`` get `budget`."""
 
@@ -118,11 +122,20 @@ class Tools:
         return mem
 
     def _remember(self, args: dict[str, Any]) -> Answer:
-        conversation = args["conversation"]
-        mem = self._memory(conversation, create=True, user=args.get("user"))
+        conversation, user = args["conversation"], args.get("user")
+        try:
+            mem, created = self._memory(conversation, create=False, user=user), False
+        except UnknownConversationError:
+            mem, created = self._memory(conversation, create=True, user=user), True
         when: str | datetime = args["when"] if "when" in args else self.clock()
-        index = mem.append(args.get("role", "user"), args["text"], when=when)
-        text = f"remembered as turn {index} of {conversation!r} ({len(mem)} turns)"
+        try:
+            index = mem.append(args.get("role", "user"), args["text"], when=when)
+        except (ValueError, TypeError):
+            if created:  # a refused first turn leaves no empty conversation behind
+                self._open.pop(conversation, None)
+                self.store.delete(conversation)
+            raise
+        text = f"remembered as turn {index} of {conversation!r} ({_count(len(mem), 'turn')})"
         return text, {"conversation": conversation, "turn": index, "turns": len(mem)}, False
 
     def _recall(self, args: dict[str, Any]) -> Answer:
@@ -141,7 +154,7 @@ class Tools:
         if not earlier:
             return f"{conversation!r} holds no turns yet.", structured, False
         head = (
-            f"From {conversation!r} ({len(mem)} turns; {len(result['included'])} shown, "
+            f"From {conversation!r} ({_count(len(mem), 'turn')}; {len(result['included'])} shown, "
             f"{result['chars']:,} characters with the query):\n"
         )
         return head + messages_text(earlier), structured, False
@@ -158,7 +171,7 @@ class Tools:
         elif user is not None and conversation is None and turn is None:
             self._open.clear()
             n = self.store.delete_user(user)
-            text = f"{n} conversation{'s' if n != 1 else ''} of user {user!r} deleted"
+            text = f"{_count(n, 'conversation')} of user {user!r} deleted"
         else:
             raise ValueError(
                 "pass `conversation` (delete it), `user` (delete theirs), or `conversation` "
