@@ -16,6 +16,7 @@ import pytest
 from yait_byheart.mcp_server import MAX_LINE
 
 ROOT = str(Path(__file__).resolve().parents[1])
+CASES = json.loads((Path(__file__).parent / "data" / "mcp_bad_lines.json").read_text())["cases"]
 ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
 INIT = {
     "protocolVersion": "2025-11-25",
@@ -113,16 +114,11 @@ def test_handshake_then_two_conversations(server: Raw) -> None:
 
 def test_bad_input_is_answered_and_the_server_keeps_going(server: Raw) -> None:
     server.request("initialize", INIT)
-    assert server.ask(b"{not json")["error"]["code"] == -32700
-    assert server.ask(b"\xff\xfe")["error"]["code"] == -32700
-    assert server.ask(b"42")["error"]["code"] == -32600
-    assert server.ask(b"[]")["error"]["code"] == -32600
-    assert server.ask({"id": 1, "method": "ping"})["error"]["code"] == -32600  # no jsonrpc
-    assert server.ask({"jsonrpc": "2.0", "id": 2, "method": 7})["error"]["code"] == -32600
-    assert server.request("tools/delete_everything")["error"]["code"] == -32601
-    assert server.request("tools/call", 5)["error"]["code"] == -32602
-    assert server.request("tools/call", {"name": "nope"})["error"]["code"] == -32602
-    assert server.request("initialize", {"protocolVersion": 3})["error"]["code"] == -32602
+    for case in CASES:
+        reply = server.ask(case["line"].encode())
+        assert reply["error"]["code"] == case["code"], case["why"]
+        assert isinstance(reply["error"]["message"], str) and reply["error"]["message"]
+    assert server.ask(b"\xff\xfe")["error"]["code"] == -32700  # not UTF-8
     # Wrong argument types and unknown conversations: tool errors the model can read.
     text, error, _ = server.tool("remember", conversation=["a"], text=5, role="bot")
     assert error and "'conversation' must be a string, got array" in text
