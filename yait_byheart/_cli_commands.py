@@ -27,6 +27,8 @@ from .memory import Memory
 from .store import StoreConflictError, UnknownConversationError
 
 Command = Callable[[argparse.Namespace], int]
+# Turns past which storing an import takes seconds (indexing them for the snapshot): say so.
+_LONG_IMPORT = 20_000
 
 
 def _store(args: argparse.Namespace, *, create: bool = False) -> Store:
@@ -106,7 +108,8 @@ def run_import(args: argparse.Namespace) -> int:
     if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
         raise CliError(f"{args.file}: not a conversation (no 'turns' list); pass export's output")
     with _store(args, create=True) as store:
-        progress.update(f"storing {len(data['turns']):,} turns")
+        n = len(data["turns"])
+        progress.update(f"storing {n:,} turns", now=n >= _LONG_IMPORT)
         try:
             store.import_(args.conversation, data, user=args.user or None)
         except ValueError as exc:

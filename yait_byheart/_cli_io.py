@@ -71,9 +71,12 @@ class Progress:
         self.start = time.monotonic()
         self.shown = False
 
-    def update(self, message: str) -> None:
-        """Show `message` (replacing the last one) if the operation has run past `after` s."""
-        if self.enabled and time.monotonic() - self.start >= self.after:
+    def update(self, message: str, *, now: bool = False) -> None:
+        """Show `message` (replacing the last one) once the operation has run `after` seconds.
+
+        ``now=True`` shows it at once: the step that follows is known to be long.
+        """
+        if self.enabled and (now or time.monotonic() - self.start >= self.after):
             self.stream.write(f"\r{message}\x1b[K")
             self.stream.flush()
             self.shown = True

@@ -21,15 +21,15 @@ from .store import PostgresStore, SQLiteStore, StoreConflictError, UnknownConver
 Store = SQLiteStore | PostgresStore
 Answer = tuple[str, dict[str, Any], bool]
 
-_ID = {"type": "string", "minLength": 1, "maxLength": 512}
-_CONVERSATION = {**_ID, "description": "Conversation id, e.g. 'alice-2026-12-03' or a chat id."}
-_USER = {**_ID, "description": "User id that owns conversations (recorded at creation)."}
 # Open conversations kept in memory between calls: reopening a long one costs its index load.
 _KEEP_OPEN = 16
 
 
 def tool_list(max_text: int) -> list[dict[str, Any]]:
-    """The tools' descriptions, as ``tools/list`` returns them."""
+    """The tools' descriptions, as ``tools/list`` returns them (built afresh on each call)."""
+    ids = {"type": "string", "minLength": 1, "maxLength": 512}
+    conv = {**ids, "description": "Conversation id, e.g. 'alice-2026-12-03' or a chat id."}
+    user = {**ids, "description": "User id that owns conversations (recorded at creation)."}
 
     def tool(name: str, title: str, description: str, props: dict[str, Any], required: list[str],
              **hints: bool) -> dict[str, Any]:  # fmt: skip
@@ -44,18 +44,18 @@ def tool_list(max_text: int) -> list[dict[str, Any]]:
         tool("remember", "Remember a turn",
              "Store one conversation turn verbatim (created on first use). Relative dates in the "
              "text ('last Saturday') are resolved against `when`.",
-             {"conversation": _CONVERSATION, "text": text,
+             {"conversation": conv, "text": text,
               "role": {"type": "string", "enum": ["user", "assistant"],
                        "description": "Who said it (default user)."},
               "when": {"type": "string", "maxLength": 200,
                        "description": "When it was said, e.g. '2026-12-03 14:05' or '8 May 2023';"
                                       " omitted: now; '': undated."},
-              "user": _USER},
+              "user": user},
              ["conversation", "text"], readOnlyHint=False, destructiveHint=False),
         tool("recall", "Recall earlier turns",
              "The earlier turns of a conversation that matter for `query`, verbatim, with their "
              "dates, selected under a character budget.",
-             {"conversation": _CONVERSATION,
+             {"conversation": conv,
               "query": {"type": "string", "minLength": 1, "maxLength": 20_000,
                         "description": "The new message or question."},
               "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
@@ -64,11 +64,11 @@ def tool_list(max_text: int) -> list[dict[str, Any]]:
         tool("forget", "Forget",
              "Delete a conversation (`conversation`), every conversation of a user (`user`), or "
              "blank one turn (`conversation` and `turn`, as remember numbered it; -1: the last).",
-             {"conversation": _CONVERSATION, "user": _USER,
+             {"conversation": conv, "user": user,
               "turn": {"type": "integer", "minimum": -(2**31), "maximum": 2**31}},
              [], readOnlyHint=False, destructiveHint=True, idempotentHint=True),
         tool("conversations", "List conversations", "The stored conversation ids, sorted.",
-             {"user": _USER}, [], readOnlyHint=True),
+             {"user": user}, [], readOnlyHint=True),
     ]  # fmt: skip
 
 

@@ -35,7 +35,6 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 #: Longest line read (bytes); a longer one is skipped and answered with -32600.
 MAX_LINE = 16 << 20
-SERVER_INFO = {"name": "byheart", "title": "byheart conversation memory", "version": __version__}
 INSTRUCTIONS = (
     "Verbatim conversation memory. Call `remember` with each turn worth keeping (user and "
     "assistant), and `recall` with the user's new message to get the earlier turns that matter, "
@@ -46,6 +45,11 @@ INSTRUCTIONS = (
 _BEFORE_STRUCTURED = ("2025-03-26", "2024-11-05")
 # Tool lists and discovery never change while a server runs: clients may cache them an hour.
 _TTL_MS = 3_600_000
+
+
+def server_info() -> dict[str, str]:
+    """The server's name and version, as ``initialize`` and ``_meta`` report them."""
+    return {"name": "byheart", "title": "byheart conversation memory", "version": __version__}
 
 
 class RpcError(Exception):
@@ -123,7 +127,7 @@ class Server:
         result = handlers[method](params)
         if modern or method == "server/discover":
             result["resultType"] = "complete"
-            result["_meta"] = {SERVER_INFO_KEY: SERVER_INFO}
+            result["_meta"] = {SERVER_INFO_KEY: server_info()}
         return result
 
     @staticmethod
@@ -148,7 +152,7 @@ class Server:
         return {
             "protocolVersion": self.version,
             "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": SERVER_INFO,
+            "serverInfo": server_info(),
             "instructions": INSTRUCTIONS,
         }
 
