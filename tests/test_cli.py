@@ -191,3 +191,11 @@ def test_progress_only_on_a_terminal() -> None:
         p.done("imported 3 turns")
     assert quiet.getvalue() == ""
     assert "reading 50 %" in loud.getvalue() and loud.getvalue().endswith("s)\x1b[K\n")
+
+
+def test_the_byheart_console_script_runs_main() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    with open(Path(ROOT) / "pyproject.toml", "rb") as f:
+        target = tomllib.load(f)["project"]["scripts"]["byheart"]
+    module, _, name = target.partition(":")
+    assert getattr(__import__(module, fromlist=[name]), name) is main

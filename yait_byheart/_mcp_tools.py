@@ -8,6 +8,7 @@ correct, never as exceptions.
 
 from __future__ import annotations
 
+import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
@@ -107,6 +108,8 @@ class Tools:
                         raise
         except (ValueError, TypeError, IndexError, KeyError, StoreConflictError) as exc:
             return f"{name}: {exc}", {}, True
+        except (sqlite3.Error, OSError) as exc:  # e.g. locked past the timeout by another writer
+            return f"{name}: the store failed ({exc}); nothing was changed, try again", {}, True
         raise AssertionError("unreachable")
 
     def _memory(self, conversation: str, *, create: bool, user: str | None = None) -> Memory:
