@@ -1,0 +1,37 @@
+"""`byheart demo`: compose at work on a conversation shipped with the package."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any, TextIO
+
+from ._show import messages_text, summary_line
+from .memory import Memory
+
+
+def load_demo() -> dict[str, Any]:
+    """The shipped demo conversation: title, turns (role, text, when) and questions."""
+    data: dict[str, Any] = json.loads(
+        resources.files("yait_byheart").joinpath("data/demo.json").read_text(encoding="utf-8")
+    )
+    return data
+
+
+def demo(budget: int, width: int, out: TextIO) -> None:
+    """Replay the demo at `budget` characters and print what each question's compose sends."""
+    data = load_demo()
+    mem = Memory(budget=budget, chunk=max(1, budget // 4))
+    for turn in data["turns"]:
+        mem.append(turn["role"], turn["text"], when=turn["when"])
+    print(f"{data['title']}: {len(mem)} turns, budget {budget:,} characters\n", file=out)
+    for question in data["questions"]:
+        result = mem.compose(question)
+        print(f"### compose({question!r})", file=out)
+        print(summary_line(result), file=out)
+        print(
+            messages_text(result["messages"], width=width, stable_upto=result["stable_upto"]),
+            file=out,
+        )
+        print(file=out)
+    print("stats:", mem.stats, file=out)
