@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from . import _words
 from ._lang import BY_SCRIPT, LANGUAGES, READERS
-from ._lang.detect import latin, latin_ascii
+from ._lang.detect import candidates, latin, latin_ascii
 from ._lang.en_data import STOP_WORDS
 
 __all__ = [
@@ -100,6 +100,23 @@ class Tokenizer:
         counts.pop("", None)
         return dict(counts)
 
+    def readings(self, text: str) -> list[list[str]]:
+        """`tokenize(text)` in each plausible language of its Latin-script words, the one its
+        evidence points to first: a short query ("Wann startete Sky Digital?") may say too
+        little, and the caller can pick the reading its documents hold (see Memory).
+
+        >>> Tokenizer().readings("Wann startete Sky Digital?")
+        [['wann', 'startet', 'sky', 'digit'], ['startet', 'sky', 'digital']]
+        """
+        if self._latin:
+            return [self.tokenize(text)]
+        if text.isascii():
+            langs = candidates(text.encode().translate(_ASCII_FOLD).split())
+        else:
+            found = _words.words(_words.fold(text))
+            langs = candidates([w for w in found if _words.script_of(w) == "latin"])
+        return [[s for s in self._terms(text, lang) if s] for lang in langs]
+
     def language_of(self, text: str) -> str:
         """The reading chosen for the Latin-script words of `text` (en, de, ..., or und)."""
         if self._latin:
@@ -109,36 +126,39 @@ class Tokenizer:
         found = _words.words(_words.fold(text))
         return latin([w for w in found if _words.script_of(w) == "latin"])
 
-    def _terms(self, text: str) -> list[str]:
-        """The term of every word of `text` in order, "" for a stop word."""
+    def _terms(self, text: str, latin_as: str = "") -> list[str]:
+        """The term of every word of `text` in order, "" for a stop word; Latin-script words
+        read in `latin_as` when given (else the forced or detected language)."""
+        latin_as = self._latin or latin_as
         if text.isascii():
             ascii_words = text.encode().translate(_ASCII_FOLD).split()
-            return self._read(self._latin or latin_ascii(ascii_words), ascii_words)
+            return self._read(latin_as or latin_ascii(ascii_words), ascii_words)
         folded = _words.fold(text)
         if not _words.has_no_space_script(folded):
-            return self._read_words(_words.words(folded))
+            return self._read_words(_words.words(folded), latin_as)
         pieces = _words.split(folded)
-        terms = iter(self._read_words([w for w, gram in pieces if not gram]))
+        terms = iter(self._read_words([w for w, gram in pieces if not gram], latin_as))
         return [w if gram else next(terms) for w, gram in pieces]
 
-    def _read_words(self, found: list[str]) -> list[str]:
+    def _read_words(self, found: list[str], latin_as: str) -> list[str]:
         """Terms of words of any scripts, each script read in its language."""
         scripts = [_words.script_of(w) for w in found]
         kinds = set(scripts)
         if len(kinds) <= 1:
-            return self._read(self._language(kinds.pop() if kinds else "latin", found), found)
+            script = kinds.pop() if kinds else "latin"
+            return self._read(self._language(script, found, latin_as), found)
         out = [""] * len(found)
         for script in kinds:
             where = [i for i, s in enumerate(scripts) if s == script]
             group = [found[i] for i in where]
-            terms = self._read(self._language(script, group), group)
+            terms = self._read(self._language(script, group, latin_as), group)
             for i, term in zip(where, terms, strict=True):
                 out[i] = term
         return out
 
-    def _language(self, script: str, found: Sequence[str]) -> str:
+    def _language(self, script: str, found: Sequence[str], latin_as: str) -> str:
         if script == "latin":
-            return self._latin or latin(found)
+            return latin_as or latin(found)
         return self._scripts[script]
 
     def _read(self, lang: str, found: Sequence[str | bytes]) -> list[str]:

@@ -22,7 +22,9 @@ STOP_WORDS = frozenset(
     solche solchem solchen solcher soll sollte sondern sonst über um und uns unser unsere
     unserem unseren unserer unter viel vom von vor während war waren was weil welche welchem
     welchen welcher welches wenn werde werden wer wann wie wieder wieso warum wieviel wir wird
-    wo wurde wurden würde würden zu zum zur zwar zwischen
+    wo wurde wurden würde würden zu zum zur zwar zwischen viele vielen wen wem wessen
+    weshalb weswegen wieso woher wohin woran worauf woraus worin worum wovon wovor wozu
+    wodurch wofür wogegen womit wonach worüber worunter
     """.split()
 )
 

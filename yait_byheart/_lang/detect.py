@@ -4,7 +4,8 @@ Each stemmed Latin language scores one per word of the text in its stop list, le
 word holding a letter its alphabet lacks ("apărarea" cannot be Spanish). An unknown language
 ("und") scores one per word holding a letter that none of them uses (ş, ı, ă, ư, ł, ...).
 English wins ties and is the reading when the evidence is thin: another language needs a
-higher score than English and at least two or a fifth of the words. A text with no evidence
+higher score than English and at least two (or, in a text with non-ASCII letters, a fifth
+of its words). A text with no evidence
 at all (a name, "ok!") is read as English, as byheart always read it.
 
 >>> latin(["wie", "viele", "punkte", "gab", "die", "verteidigung", "ab"])
@@ -51,29 +52,57 @@ _KNOWN_LETTERS = frozenset().union(*ALPHABETS.values())
 
 def latin_ascii(words: Sequence[bytes]) -> str:
     """`latin` for the words of an ASCII text, as bytes (most of them English: no counting)."""
-    return "en" if _NOT_EN.isdisjoint(words) else _vote(words)
+    return "en" if _NOT_EN.isdisjoint(words) else _decide(_scores(words), words)
 
 
 def latin(words: Sequence[str]) -> str:
     """The language code of folded Latin-script words: en, de, fr, es, it, pt, nl, or und
     for a language none of them is."""
-    return _vote(words)
+    return _decide(_scores(words), words)
 
 
-def _vote(words: Sequence[str] | Sequence[bytes]) -> str:
+def candidates(words: Sequence[str] | Sequence[bytes]) -> list[str]:
+    """The reading `latin` chooses, then, when its lead is under two points, the others with
+    any evidence (best first): a short question may say too little to tell.
+
+    >>> candidates([b"wann", b"startete", b"sky", b"digital"])
+    ['en', 'de']
+    """
+    if all(isinstance(w, bytes) for w in words) and _NOT_EN.isdisjoint(words):
+        return ["en"]
+    score = _scores(words)
+    chosen = _decide(score, words)
+    rest = sorted((lang for lang in _ORDER if lang != chosen), key=lambda x: -score[x])
+    if score[chosen] >= 2 + max(score[lang] for lang in rest):
+        return [chosen]
+    return [chosen, *(lang for lang in rest if score[lang] >= 1)]
+
+
+def _scores(words: Sequence[str] | Sequence[bytes]) -> dict[str, int]:
     score = dict.fromkeys(_ORDER, 0)
     for w in words:
         for lang in _STOP_INDEX.get(w, ()):
             score[lang] += 1
         if isinstance(w, str) and not w.isascii():
             _letter_evidence(w, score)
+    return score
+
+
+def _decide(score: dict[str, int], words: Sequence[str] | Sequence[bytes]) -> str:
     best = "en"
     for lang in _ORDER:
         if score[lang] > score[best]:
             best = lang
-    if best != "en" and (score[best] >= 2 or 5 * score[best] >= len(words)):
+    # One stop word in a short ASCII text ("See ya!") is chance; letters are not.
+    if best == "en" or score[best] < 1:
+        return "en"
+    if score[best] >= 2 or (5 * score[best] >= len(words) and _has_letters(words)):
         return best
     return "en"
+
+
+def _has_letters(words: Sequence[str] | Sequence[bytes]) -> bool:
+    return any(isinstance(w, str) and not w.isascii() for w in words)
 
 
 def _letter_evidence(word: str, score: dict[str, int]) -> None:
