@@ -174,7 +174,9 @@ class Tokenizer:
             cache = self._caches.setdefault(lang, {})
             new = set(found).difference(cache)
             if len(cache) + len(new) > _CACHE_MAX:
-                cache = self._caches[lang] = {}  # adversarial input only: start over
+                # Adversarial input only: start over (readers holding the old dict keep it).
+                cache = self._caches[lang] = {}
+                new = set(found)
             read = READERS[lang]
             for word in new:
                 cache[word] = read(word.decode() if isinstance(word, bytes) else word)
