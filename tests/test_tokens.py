@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from eval.fuzz_tokens import adversarial
 from yait_byheart import _tokens
 from yait_byheart._lang import READERS
 from yait_byheart._tokens import Tokenizer, term_counts, tokenize
@@ -104,31 +104,8 @@ def test_english_reads_as_it_always_did() -> None:
     assert Tokenizer("en").tokenize("I've been running") == tokenize("I've been running")
 
 
-def _adversarial(size: int, seed: int) -> str:
-    """Text of every kind a user can paste: any plane, mixed scripts, emoji with modifiers,
-    right-to-left and zero-width marks, long runs of combining marks."""
-    rng = random.Random(seed)
-    pieces = [
-        lambda: "".join(chr(rng.randrange(0x20, 0x3_0000)) for _ in range(rng.randrange(1, 40))),
-        lambda: "a" + "\u0301" * rng.randrange(1, 3000),
-        lambda: "क" + "्\u200dष" * rng.randrange(1, 200),
-        lambda: "👩🏽\u200d💻🇫🇷❤️" * rng.randrange(1, 20),
-        lambda: "\u200fمرحبا\u200e\u202eabc\u202c\u2067ok\u2069",
-        lambda: "我在Berlin住了三年สวัสดีครับ한국어를" * rng.randrange(1, 5),
-        lambda: "\u200b\ufeff\u00ad" * rng.randrange(1, 50) + " Straße ",
-        lambda: " ".join(rng.choice(["the", "die", "и", "في", "का"]) for _ in range(30)),
-    ]
-    out: list[str] = []
-    n = 0
-    while n < size:
-        piece = rng.choice(pieces)() + rng.choice([" ", "\n", "", ".", "\u3000"])
-        out.append(piece)
-        n += len(piece)
-    return "".join(out)[:size]
-
-
 def test_a_megabyte_of_adversarial_text_tokenizes_and_grows_linearly() -> None:
-    text = _adversarial(1_000_000, 1)
+    text = adversarial(1_000_000, 1)
     terms = tokenize(text)
     assert all(terms) and len(terms) > 10_000
     # Half the text gives about half the terms (linear, not a blow-up on some piece).

@@ -94,9 +94,10 @@ class Tokenizer:
 
     def counts_of(self, texts: Sequence[str]) -> dict[str, int]:
         """Term counts of several texts together, each read in its own language."""
-        counts: Counter[str] = Counter()
+        terms: list[str] = []
         for text in texts:
-            counts.update(self._terms(text))
+            terms += self._terms(text)
+        counts = Counter(terms)
         counts.pop("", None)
         return dict(counts)
 
@@ -167,7 +168,7 @@ class Tokenizer:
         if cache is None or not cache.keys() >= set(found):
             cache = self._fill(lang, found)
         # `cache` is this call's own reference: a replacement by another thread cannot empty it.
-        return [cache[w] for w in found]
+        return list(map(cache.__getitem__, found))
 
     def _fill(self, lang: str, found: Sequence[str | bytes]) -> Cache:
         with self._lock:
