@@ -19,7 +19,7 @@ FORMAT = "yait_byheart.memory"
 VERSION = 1
 CONFIG_KEYS = (
     "budget", "chunk", "stability", "external_margin", "external_share", "external_max",
-    "resolve_time", "ceiling",
+    "resolve_time", "ceiling", "language",
 )  # fmt: skip
 
 
@@ -68,8 +68,9 @@ def to_dict(mem: Memory) -> dict[str, Any]:
 
 # Index snapshots (see index_snapshot). Bump INDEX_VERSION whenever tokenizing, stemming, the
 # stop list or how a stretch's text is indexed changes: an older snapshot is then ignored.
-INDEX_VERSION = 1
-# magic, INDEX_VERSION, turns covered, their texts' CRC-32, stretches, redacted turns
+INDEX_VERSION = 2
+# magic, INDEX_VERSION, turns covered, CRC-32 of the tokenizer's signature (version, forced
+# language) and the texts, stretches, redacted turns
 _SNAPSHOT_HEADER = struct.Struct("<4sIIIII")
 _SNAPSHOT_MAGIC = b"BHSN"
 
@@ -93,8 +94,10 @@ def index_snapshot(mem: Memory) -> bytes:
 
 
 def _texts_crc(mem: Memory, covered: int) -> int:
-    # ~30 ms for 100,000 turns (zlib runs in C), against re-indexing them for ~2 s.
-    return zlib.crc32("\x00".join(t.shown for t in mem._turns[:covered]).encode())
+    # ~30 ms for 100,000 turns (zlib runs in C), against re-indexing them for ~2 s. The
+    # tokenizer's signature comes first: a snapshot of another tokenizer is rebuilt, not read.
+    seed = zlib.crc32(mem._tokenizer.signature.encode())
+    return zlib.crc32("\x00".join(t.shown for t in mem._turns[:covered]).encode(), seed)
 
 
 def _restore_index(mem: Memory, snapshot: bytes) -> int:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Protocol
 
-from . import _persist, _retrieval
+from . import _persist, _retrieval, _tokens
 from ._render import (
     KINDS,
     MEMORY_MARKER,
@@ -38,7 +38,6 @@ from ._render import (
 )
 from ._time import format_day, parse_when
 from ._time import resolve_time as _resolve_time
-from ._tokens import term_counts, tokenize
 from .bm25 import Index
 
 # Provider prices relative to uncached input (Anthropic: write 1.25x, read 0.10x; see
@@ -149,6 +148,10 @@ class Memory:
 
     Sizes (`budget`, `chunk`) are in characters unless `measure` (a `str -> int` callable, e.g.
     a tokenizer's length) says otherwise. See the README for the four rules.
+
+    `language` (None by default) reads every turn and query in the language each one's own
+    words point to; a code (en, de, fr, es, it, pt, nl, ru, ar, hi) forces that language's
+    stemmer and stop words on the words of its script.
     """
 
     def __init__(
@@ -166,8 +169,10 @@ class Memory:
         resolve_time: bool = True,
         ceiling: float = 4.0,
         measure: Callable[[str], int] | None = None,
+        language: str | None = None,
     ) -> None:
         call = "Memory()"
+        self._tokenizer, self.language = _tokens.shared(language, call), language
         self.budget = int(_check_number(call, "budget", budget, 1, math.inf))
         self.chunk = int(_check_number(call, "chunk", chunk, 1, math.inf))
         self.stability = _check_number(call, "stability", stability, 0.0, 1.0)
@@ -192,7 +197,6 @@ class Memory:
         self.boundaries = boundaries
         self.external = external
         self.measure: Callable[[str], int] = measure or len
-
         self._lock = threading.RLock()
         self._turns: list[Turn] = []
         self._sizes: list[int] = []  # measured size of each turn as passthrough sends it
@@ -356,7 +360,11 @@ class Memory:
         that append the median one. A compose indexes the one or two closed since the last.
         """
         for uid in range(len(self._index), len(self._unit_starts)):
-            self._index.add(uid, _unit_counts(self._turns[slice(*self._unit_range(uid))]))
+            self._index.add(uid, self._unit_counts(self._turns[slice(*self._unit_range(uid))]))
+
+    def _unit_counts(self, turns: Sequence[Turn]) -> dict[str, int]:
+        """A stretch's term counts, each turn read in its own language."""
+        return self._tokenizer.counts_of([t.shown for t in turns if not t.redacted])
 
     def _unit_range(self, uid: int) -> tuple[int, int]:
         end = self._unit_starts[uid + 1] if uid + 1 < len(self._unit_starts) else self._open_start
@@ -390,7 +398,7 @@ class Memory:
         closed = uid >= 0 and index < self._unit_range(uid)[1]
         if closed:
             start, end = self._unit_range(uid)
-            self._index.remove(uid, _unit_counts(self._turns[start:end]))
+            self._index.remove(uid, self._unit_counts(self._turns[start:end]))
         self._turns[index] = new
         self._total_size -= self._sizes[index]
         if not closed:
@@ -398,7 +406,7 @@ class Memory:
         self._sizes[index] = 0
         if closed:
             turns = self._turns[start:end]
-            self._index.add(uid, _unit_counts(turns))
+            self._index.add(uid, self._unit_counts(turns))
             self._unit_sizes[uid] = self._measure(render_unit(turns)) if _visible(turns) else 0
             self._unit_joins[uid] = -1
             if uid + 1 < len(self._unit_joins):
@@ -645,7 +653,7 @@ class Memory:
         self._index_closed()
         k = self._exact_k()
         settings = _retrieval.SETTINGS
-        terms = self._index.rarest(tokenize(query), QUERY_TERMS)
+        terms = self._index.rarest(self._query_terms(query), QUERY_TERMS)
         head, scores = self._index.head(terms, k)
         if settings.context_weight > 0 and settings.context_width > 0 and scores:
             # Only the k best pass a share to their neighbours: their scores are exact, and
@@ -684,6 +692,15 @@ class Memory:
                 scanned += 1
                 if scanned >= RECENCY_FILL_SCAN:
                     return
+
+    def _query_terms(self, query: str) -> list[str]:
+        """The query's terms in the reading whose terms the conversation holds the largest
+        share of (a short question may not say which language it is in)."""
+        readings = self._tokenizer.readings(query)
+        if len(readings) == 1:
+            return readings[0]
+        known = self._index.rarest
+        return max(readings, key=lambda r: len(known(r, len(r))) / max(1, len(set(r))))
 
     def _last_shown(self, uid: int) -> Turn | None:
         """The last turn of stretch `uid` that is not redacted (None if none, or no such uid)."""
@@ -796,8 +813,8 @@ class Memory:
         if not candidates:
             return "", []
         self._index_closed()
-        counts = [Counter(tokenize(text)) for text, _ in candidates]
-        unit_scores, ext_scores = self._index.scores(tokenize(query), counts)
+        counts = [Counter(self._tokenizer.tokenize(text)) for text, _ in candidates]
+        unit_scores, ext_scores = self._index.scores(self._tokenizer.tokenize(query), counts)
         best_unit = max(unit_scores.values(), default=0.0)
         winners = sorted(
             (i for i, s in enumerate(ext_scores) if s > best_unit * (1 + self.external_margin)),
@@ -843,7 +860,3 @@ class Memory:
 
 def _visible(turns: Sequence[Turn]) -> bool:
     return any(not t.redacted for t in turns)
-
-
-def _unit_counts(turns: Sequence[Turn]) -> dict[str, int]:
-    return term_counts("\n".join(t.shown for t in turns if not t.redacted))
