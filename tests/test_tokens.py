@@ -133,3 +133,11 @@ def test_a_full_cache_is_replaced_without_losing_a_read_in_progress(
     assert tok.tokenize(" ".join(words[:40])) == [READERS["en"](w) for w in words[:40]]
     assert tok.tokenize(" ".join(words)) == [READERS["en"](w) for w in words]
     assert len(tok._caches["en"]) == 70
+
+
+def test_each_setting_has_its_own_snapshot_id_and_signature() -> None:
+    settings = [None, "en", "de", "fr", "es", "it", "pt", "nl", "ru", "ar", "hi"]
+    tokenizers = [Tokenizer(code) for code in settings]
+    assert len({t.snapshot_id for t in tokenizers}) == len(settings)
+    assert len({t.signature for t in tokenizers}) == len(settings)
+    assert all(t.snapshot_id // 100 == _tokens.TOKENIZER_VERSION for t in tokenizers)

@@ -78,6 +78,13 @@ class Tokenizer:
         """What an index built by this tokenizer depends on: its version and forced language."""
         return f"tokens-{TOKENIZER_VERSION}:{self.language or 'auto'}"
 
+    @property
+    def snapshot_id(self) -> int:
+        """`signature` as a number for a binary header: the version times 100, plus 0 for
+        detection or 1 + the forced language's position in `LANGUAGES`."""
+        forced = 0 if self.language is None else 1 + list(LANGUAGES).index(self.language)
+        return TOKENIZER_VERSION * 100 + forced
+
     def tokenize(self, text: str) -> list[str]:
         """Content-word terms of `text`, in order, repeats kept."""
         return [s for s in self._terms(text) if s]
