@@ -113,8 +113,11 @@ class Tokenizer:
         evidence points to first: a short query ("Wann startete Sky Digital?") may say too
         little, and the caller can pick the reading its documents hold (see Memory).
 
-        >>> Tokenizer().readings("Wann startete Sky Digital?")
-        [['wann', 'startet', 'sky', 'digit'], ['startet', 'sky', 'digital']]
+        >>> for reading in Tokenizer().readings("Wann startete Sky Digital?"):
+        ...     print(reading)
+        ['wann', 'startet', 'sky', 'digit']
+        ['startet', 'sky', 'digital']
+        ['wann', 'starte', 'sky', 'digita']
         """
         if self._latin:
             return [self.tokenize(text)]

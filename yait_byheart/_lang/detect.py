@@ -63,19 +63,18 @@ def latin(words: Sequence[str]) -> str:
 
 def candidates(words: Sequence[str] | Sequence[bytes]) -> list[str]:
     """The reading `latin` chooses, then, when its lead is under two points, the others with
-    any evidence (best first): a short question may say too little to tell.
+    any evidence and the unknown language (best first): a short question may say too little.
 
     >>> candidates([b"wann", b"startete", b"sky", b"digital"])
-    ['en', 'de']
+    ['en', 'de', 'und']
     """
-    if all(isinstance(w, bytes) for w in words) and _NOT_EN.isdisjoint(words):
-        return ["en"]
     score = _scores(words)
     chosen = _decide(score, words)
     rest = sorted((lang for lang in _ORDER if lang != chosen), key=lambda x: -score[x])
     if score[chosen] >= 2 + max(score[lang] for lang in rest):
         return [chosen]
-    return [chosen, *(lang for lang in rest if score[lang] >= 1)]
+    # An unknown language leaves no stop words to count: it is always a candidate then.
+    return [chosen, *(lang for lang in rest if score[lang] >= 1 or lang == "und")]
 
 
 def _scores(words: Sequence[str] | Sequence[bytes]) -> dict[str, int]:
