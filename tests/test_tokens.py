@@ -141,3 +141,19 @@ def test_each_setting_has_its_own_snapshot_id_and_signature() -> None:
     assert len({t.snapshot_id for t in tokenizers}) == len(settings)
     assert len({t.signature for t in tokenizers}) == len(settings)
     assert all(t.snapshot_id // 100 == _tokens.TOKENIZER_VERSION for t in tokenizers)
+
+
+_LETTERS = "abcdeéßiİı\u0301 кирилл العربية हिन्दी 北京大学 สวัสดี 한국어 ελληνικά"
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u200e\u200f\u202a\u202c\ufe0f\u0640"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=_LETTERS, max_size=60), st.data())
+def test_invisible_characters_never_change_the_terms(text: str, data: st.DataObject) -> None:
+    # Zero-width spaces and joiners, soft hyphens, marks of direction, variation selectors
+    # and tatweel may fall anywhere in pasted text; they never split or change a word.
+    spots = data.draw(st.lists(st.integers(0, len(text)), max_size=5))
+    marked = text
+    for spot in sorted(spots, reverse=True):
+        marked = marked[:spot] + data.draw(st.sampled_from(_INVISIBLE)) + marked[spot:]
+    assert tokenize(marked) == tokenize(text)

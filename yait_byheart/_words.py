@@ -34,7 +34,8 @@ _NAMES = [name for _, name in SCRIPT_STARTS]
 def fold(text: str) -> str:
     """`text` in NFKC, case-folded, with invisible characters (joiners, marks of direction,
     variation selectors, soft hyphens, tatweel) removed."""
-    folded = unicodedata.normalize("NFKC", text).casefold().translate(IGNORED)
+    # Invisible characters go first, so that a mark they separated composes with its letter.
+    folded = unicodedata.normalize("NFKC", text.translate(IGNORED)).casefold()
     # Case folding writes Turkish "İ" as "i" plus a combining dot that "i" already has.
     return folded.replace("i\u0307", "i") if "\u0307" in folded else folded
 
