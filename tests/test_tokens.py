@@ -90,6 +90,10 @@ def test_a_short_query_has_a_reading_in_each_plausible_language() -> None:
     assert Tokenizer().readings("What did the Panthers score?") == [
         tokenize("What did the Panthers score?")
     ]
+    # Text with no Latin-script word, or whose readings agree, has one reading.
+    for text in ["我们上周在北京见面了", "Плиточника нет", "2023", "?"]:
+        assert Tokenizer().readings(text) == [tokenize(text)]
+    assert Tokenizer().language_of("他住在Berlin, in der Nähe des Doms") == "de"
 
 
 @pytest.mark.parametrize("bad", ["german", "EN", "zh", ""])

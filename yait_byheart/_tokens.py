@@ -124,9 +124,16 @@ class Tokenizer:
         if text.isascii():
             langs = candidates(text.encode().translate(_ASCII_FOLD).split())
         else:
-            found = _words.words(_words.fold(text))
-            langs = candidates([w for w in found if _words.script_of(w) == "latin"])
-        return [[s for s in self._terms(text, lang) if s] for lang in langs]
+            found = _latin_words(text)
+            if not found:  # no Latin-script word: nothing to read in another language
+                return [self.tokenize(text)]
+            langs = candidates(found)
+        out: list[list[str]] = []
+        for lang in langs:
+            reading = [s for s in self._terms(text, lang) if s]
+            if reading not in out:
+                out.append(reading)
+        return out
 
     def language_of(self, text: str) -> str:
         """The reading chosen for the Latin-script words of `text` (en, de, ..., or und)."""
@@ -134,8 +141,7 @@ class Tokenizer:
             return self._latin
         if text.isascii():
             return latin_ascii(text.encode().translate(_ASCII_FOLD).split())
-        found = _words.words(_words.fold(text))
-        return latin([w for w in found if _words.script_of(w) == "latin"])
+        return latin(_latin_words(text))
 
     def _terms(self, text: str, latin_as: str = "") -> list[str]:
         """The term of every word of `text` in order, "" for a stop word; Latin-script words
@@ -192,6 +198,16 @@ class Tokenizer:
             for word in new:
                 cache[word] = read(word.decode() if isinstance(word, bytes) else word)
             return cache
+
+
+def _latin_words(text: str) -> list[str]:
+    """The Latin-script words of non-ASCII `text`, folded."""
+    folded = _words.fold(text)
+    if _words.has_no_space_script(folded):
+        found = [w for w, gram in _words.split(folded) if not gram]
+    else:
+        found = _words.words(folded)
+    return [w for w in found if _words.script_of(w) == "latin"]
 
 
 # One shared tokenizer per setting: the module-level functions and every Memory use these,
