@@ -47,6 +47,18 @@ _ASCII_FOLD = bytes(
 Cache = dict[str | bytes, str]
 
 
+def check_language(language: object, call: str) -> str | None:
+    """`language` if it is None or a supported code, else an error naming `call` and the codes."""
+    if language is not None and not isinstance(language, str):
+        raise TypeError(f"{call}: language must be a str or None, got {type(language).__name__}")
+    if language is not None and language not in LANGUAGES:
+        raise ValueError(
+            f"{call}: language={language!r} is not supported; use one of "
+            f"{', '.join(LANGUAGES)}, or None to detect it per text"
+        )
+    return language
+
+
 class Tokenizer:
     """Turns text into the terms byheart indexes and searches.
 
@@ -60,12 +72,7 @@ class Tokenizer:
     """
 
     def __init__(self, language: str | None = None) -> None:
-        if language is not None and language not in LANGUAGES:
-            raise ValueError(
-                f"Tokenizer: language={language!r} is not supported; use one of "
-                f"{', '.join(LANGUAGES)}, or None to detect it per text"
-            )
-        self.language = language
+        self.language = check_language(language, "Tokenizer")
         self._latin = language if language is not None and LANGUAGES[language] == "latin" else ""
         self._scripts = dict(BY_SCRIPT)
         if language is not None and not self._latin:
@@ -219,14 +226,7 @@ DEFAULT = _SHARED[None]
 def shared(language: str | None, call: str = "Tokenizer") -> Tokenizer:
     """The shared tokenizer for `language` (see `Tokenizer`); `call` names the caller in the
     error for a language that is not supported."""
-    if language is not None and not isinstance(language, str):
-        raise TypeError(f"{call}: language must be a str or None, got {type(language).__name__}")
-    if language not in _SHARED:
-        raise ValueError(
-            f"{call}: language={language!r} is not supported; use one of "
-            f"{', '.join(LANGUAGES)}, or None to detect it per text"
-        )
-    return _SHARED[language]
+    return _SHARED[check_language(language, call)]
 
 
 def clear_cache() -> None:
