@@ -5,8 +5,8 @@ word holding a letter its alphabet lacks ("apărarea" cannot be Spanish). An unk
 ("und") scores one per word holding a letter that none of them uses (ş, ı, ă, ư, ł, ...).
 English wins ties and is the reading when the evidence is thin: another language needs a
 higher score than English and at least two (or, in a text with non-ASCII letters, a fifth
-of its words). A text with no evidence
-at all (a name, "ok!") is read as English, as byheart always read it.
+of its words). A text with no evidence at all (a name, "ok!") is read as English, as byheart
+always read it; a question that says too little gets every plausible reading (`candidates`).
 
 >>> latin(["wie", "viele", "punkte", "gab", "die", "verteidigung", "ab"])
 'de'
