@@ -23,7 +23,7 @@ from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import ANSWERABLE, Conversation, load
 from eval.locomo.offline import Scored, Spec, run
 from eval.locomo.systems import Byheart
-from yait_byheart import _retrieval, _stem, _tokens, memory
+from yait_byheart import _lang, _retrieval, _stem, _tokens, memory
 from yait_byheart._render import Turn
 from yait_byheart.bm25 import Index
 
@@ -77,12 +77,13 @@ BUDGETS = (4_000, 8_000, 20_000)
 def _switch_tokens(how: str) -> None:
     """Tokenizer rows: index without the stemmer ("nostem") or the stop words ("nostop");
     "" restores both. The word cache is emptied either way, as a worker runs several rows."""
-    _tokens.stem = (lambda word: word) if how == "nostem" else _STEM  # type: ignore[attr-defined]
-    _tokens.STOP_WORDS = frozenset() if how == "nostop" else _STOP
+    stem = (lambda word: word) if how == "nostem" else _STEM
+    stop = frozenset() if how == "nostop" else _STOP
+    _lang.READERS["en"] = (lambda word: "" if word in stop else stem(word)) if how else _EN
     _tokens.clear_cache()
 
 
-_STEM, _STOP = _stem.stem, _tokens.STOP_WORDS
+_STEM, _STOP, _EN = _stem.stem, _tokens.STOP_WORDS, _lang.READERS["en"]
 _RAREST = Index.rarest
 _STRONG_JOIN = memory.STRONG_JOIN
 _CLOSES = memory.Memory._closes_stretch

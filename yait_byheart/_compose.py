@@ -252,7 +252,8 @@ class Composer:
         ranker = self.ranker
         ranker.sync()
         return _external.admit(
-            candidates, ranker.terms(request.external_query), ranker.index, ranker.terms,
+            candidates, ranker.terms(request.external_query), ranker.index,
+            ranker.tokenizer.tokenize,
             self.admission, self.budget, limit, self.measure,
         )  # fmt: skip
 

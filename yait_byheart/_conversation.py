@@ -252,9 +252,13 @@ class Conversation:
         """The stretch holding entry `i` (len(starts) for the open one)."""
         return bisect_right(self.starts, i) - 1 if i < self.open_start else len(self.starts)
 
+    def stretch_bodies(self, k: int) -> list[str]:
+        """What stretch `k` is indexed by: its shown entries' text, one string each."""
+        return [p.body for p in self.pieces(*self.stretch_range(k)) if not p.turn.redacted]
+
     def stretch_text(self, k: int) -> str:
-        """What stretch `k` is indexed by: its shown entries' text."""
-        return "\n".join(p.body for p in self.pieces(*self.stretch_range(k)) if not p.turn.redacted)
+        """Stretch `k`'s shown text as one string (what a custom retriever is given)."""
+        return "\n".join(self.stretch_bodies(k))
 
     def last_shown(self, k: int) -> Piece | None:
         """The last entry of stretch `k` that is not redacted (None if none, or no such k)."""

@@ -13,7 +13,8 @@ from ._settings import Tuning
 from ._state import FORMAT, VERSION, expect, read_stats, read_turn
 
 CONFIG_KEYS = ("budget", "chunk", "stability", "external_margin", "external_share",
-               "external_max", "resolve_time", "ceiling", "callables", "tuning")  # fmt: skip
+               "external_max", "resolve_time", "ceiling", "language", "callables",
+               "tuning")  # fmt: skip
 _HOW = {
     "measure": "measure=your_length_function (the one the Memory was built with)",
     "retriever": "retriever=YourRetriever() (fitted again from the stored turns)",

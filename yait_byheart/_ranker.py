@@ -8,29 +8,26 @@ with `remove` follows redactions, any other is fitted again after a change.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from . import _ranking
 from ._conversation import Conversation
 from ._settings import Tuning
+from ._tokens import Tokenizer
 from .bm25 import Index
-
-Counts = Callable[[str], dict[str, int]]
-Terms = Callable[[str], list[str]]
 
 
 class Ranker:
     """The index (or retriever) of a conversation's closed stretches."""
 
     def __init__(
-        self, conv: Conversation, tuning: Tuning, counts: Counts, terms: Terms,
-        retriever: Any = None,
-    ) -> None:  # fmt: skip
+        self, conv: Conversation, tuning: Tuning, tokenizer: Tokenizer, retriever: Any = None
+    ) -> None:
         self.conv = conv
         self.tuning = tuning
-        self.counts = counts
-        self.terms = terms
+        self.tokenizer = tokenizer
+        self.counts = tokenizer.counts_of  # each of a stretch's texts read in its own language
         self.retriever = retriever
         self.index = Index()
         self.fed = -1  # stretches the retriever holds; -1 before its first fit
@@ -39,7 +36,17 @@ class Ranker:
         """Index the stretches closed since the last call that needed the index."""
         conv, index = self.conv, self.index
         for uid in range(len(index), len(conv.starts)):
-            index.add(uid, self.counts(conv.stretch_text(uid)))
+            index.add(uid, self.counts(conv.stretch_bodies(uid)))
+
+    def terms(self, query: str) -> list[str]:
+        """The query's terms, in the reading whose terms the conversation holds the largest
+        share of (a short question may not say which language it is in)."""
+        readings = self.tokenizer.readings(query)
+        if len(readings) <= 1:
+            return readings[0] if readings else []
+        self.sync()
+        rarest = self.index.rarest
+        return max(readings, key=lambda r: len(rarest(r, len(r))) / max(1, len(set(r))))
 
     def exact_k(self) -> int:
         """How many stretches are scored exactly: more than fit, so that skipping a few that do
@@ -81,12 +88,12 @@ class Ranker:
         """Before a redaction changes `stretches`: take their old text out."""
         self.sync()
         for uid in stretches:
-            self.index.remove(uid, self.counts(self.conv.stretch_text(uid)))
+            self.index.remove(uid, self.counts(self.conv.stretch_bodies(uid)))
 
     def restore(self, stretches: list[int]) -> None:
         """After a redaction changed `stretches`: put their new text in."""
         for uid in stretches:
-            self.index.add(uid, self.counts(self.conv.stretch_text(uid)))
+            self.index.add(uid, self.counts(self.conv.stretch_bodies(uid)))
         retriever = self.retriever
         if retriever is None or self.fed < 0:
             return

@@ -15,12 +15,12 @@ from collections.abc import Iterable
 from ._codec import u32_array, u32_bytes
 from ._conversation import Conversation
 from ._render import searchable
-from ._tokens import TOKENIZER_VERSION
 from .bm25 import Index
 
 # Bump whenever how a stretch's text is indexed changes: an older snapshot is then ignored.
 INDEX_VERSION = 2
-# magic, INDEX_VERSION, tokenizer version, entries covered, texts' CRC-32, stretches, redacted
+# magic, INDEX_VERSION, Tokenizer.snapshot_id (its version and forced language),
+# entries covered, texts' CRC-32, stretches, redacted
 _HEADER = struct.Struct("<4sIIIIII")
 _MAGIC = b"BHSN"
 
@@ -40,22 +40,24 @@ def _texts_crc(conv: Conversation, covered: int) -> int:
     return zlib.crc32("\x00".join(texts).encode())
 
 
-def dump(conv: Conversation, index: Index) -> bytes:
-    """The snapshot of `index`, which must cover every closed stretch of `conv`."""
+def dump(conv: Conversation, index: Index, tokenizer: int) -> bytes:
+    """The snapshot of `index`, which must cover every closed stretch of `conv` and was built
+    by the tokenizer whose `snapshot_id` is `tokenizer`."""
     covered, starts = conv.open_start, conv.starts
     redacted = _redacted(conv, covered)
     header = _HEADER.pack(
-        _MAGIC, INDEX_VERSION, TOKENIZER_VERSION, covered, _texts_crc(conv, covered),
+        _MAGIC, INDEX_VERSION, tokenizer, covered, _texts_crc(conv, covered),
         len(starts), len(redacted),
     )  # fmt: skip
     return header + u32_bytes(starts) + u32_bytes(redacted) + index.dump()
 
 
-def load(conv: Conversation, snapshot: bytes) -> Index | None:
-    """The index in `snapshot` if it was built from exactly these stretches, else None."""
+def load(conv: Conversation, snapshot: bytes, tokenizer: int) -> Index | None:
+    """The index in `snapshot` if it was built from exactly these stretches by this tokenizer
+    (its `snapshot_id`), else None."""
     try:
         magic, version, tok, covered, crc, n_units, n_redacted = _HEADER.unpack_from(snapshot)
-        if (magic, version, tok) != (_MAGIC, INDEX_VERSION, TOKENIZER_VERSION):
+        if (magic, version, tok) != (_MAGIC, INDEX_VERSION, tokenizer):
             return None
         at = _HEADER.size
         starts = u32_array(snapshot, n_units, at).tolist()

@@ -26,12 +26,12 @@ from ._ingest import make_turn
 from ._ranker import Ranker
 from ._render import SAID, Turn
 from ._settings import Tuning
-from ._tokens import term_counts, tokenize
+from ._tokens import shared_tokenizer
 from ._tools import check_pairs, split_message
 from .protocols import Boundaries, ComposeResult, External, Journal, Retriever
 
 _CONFIG = ("budget", "chunk", "stability", "external_margin", "external_share", "external_max",
-           "resolve_time", "ceiling")  # fmt: skip
+           "resolve_time", "ceiling", "language")  # fmt: skip
 _CALLABLES = ("measure", "retriever", "boundaries", "external")
 
 
@@ -59,6 +59,9 @@ class Memory:
         ceiling: The hard limit, as a multiple of budget: no compose sends more. Default 4.
         measure: `f(text) -> int`, the unit of every size (e.g. a tokenizer's length).
         tuning: The selection rules' constants (for experiments; defaults are measured).
+        language: None (default) reads every turn and query in the language its own words
+            point to; a code (en, de, fr, es, it, pt, nl, ru, ar, hi) forces that language's
+            stemmer and stop words on the words of its script. Recorded by `to_dict`.
     """
 
     def __init__(
@@ -67,9 +70,10 @@ class Memory:
         external: External | None = None, external_margin: float = 0.0,
         external_share: float = 0.3, external_max: float = 1.0, resolve_time: bool = True,
         ceiling: float = 4.0, measure: Callable[[str], int] | None = None,
-        tuning: Tuning | None = None,
+        tuning: Tuning | None = None, language: str | None = None,
     ) -> None:  # fmt: skip
         call = "Memory()"
+        tokenizer, self.language = shared_tokenizer(language, call), language
         self.budget = int(_checks.number(call, "budget", budget, 1, _checks.MAX_SIZE))
         self.chunk = int(_checks.number(call, "chunk", chunk, 1, _checks.MAX_SIZE))
         self.stability = _checks.number(call, "stability", stability, 0.0, 1.0)
@@ -90,7 +94,7 @@ class Memory:
         shape = Shape(self.budget, self.chunk, self.tuning, sizer, boundaries)
         self._lock = threading.RLock()
         self._conv = Conversation(shape)
-        self._ranker = Ranker(self._conv, self.tuning, term_counts, tokenize, retriever)
+        self._ranker = Ranker(self._conv, self.tuning, tokenizer, retriever)
         admission = Admission(self.external_margin, self.external_share, self.external_max)
         self._composer = Composer(
             self._conv, self._ranker, stability=self.stability, ceiling=self.ceiling,
@@ -98,6 +102,10 @@ class Memory:
         )  # fmt: skip
         self._journal: Journal | None = None
         self._snapshot_stretches = 0
+
+    @property
+    def _tokenizer_id(self) -> int:
+        return self._ranker.tokenizer.snapshot_id
 
     def __len__(self) -> int:
         return len(self._conv)
@@ -275,9 +283,9 @@ class Memory:
         with _load.collector_paused():
             for turn, opens, cuts in saved.turns:
                 mem._conv.add(turn, mem._conv.layout(turn, opens, cuts or None))
-            index = _snapshot.load(mem._conv, index_snapshot) if index_snapshot else None
-            if index is not None:
-                mem._ranker.index, mem._snapshot_stretches = index, len(index)
+            snap = index_snapshot and _snapshot.load(mem._conv, index_snapshot, mem._tokenizer_id)
+            if snap:
+                mem._ranker.index, mem._snapshot_stretches = snap, len(snap)
             mem._ranker.sync()  # reopened means ready: the first compose pays nothing extra
         composer = mem._composer
         if saved.growth is not None:
@@ -298,7 +306,7 @@ class Memory:
         """The retrieval index of the closed stretches as bytes, for `from_dict` (stores)."""
         with self._lock:
             self._ranker.sync()
-            return _snapshot.dump(self._conv, self._ranker.index)
+            return _snapshot.dump(self._conv, self._ranker.index, self._tokenizer_id)
 
     @property
     def stretch_count(self) -> int:
