@@ -54,6 +54,7 @@ from . import _time_calc as C
 from . import _time_intl
 from . import _time_re as R
 from ._time_calc import format_day
+from ._time_lang import when as W
 
 __all__ = ["format_day", "parse_when", "resolve_time"]
 
@@ -126,7 +127,7 @@ def _valid_time(hour: str | None, minute: str | None, ampm: str | None) -> bool:
     return h <= 23
 
 
-def _parse_when_str(when: str) -> date | None:
+def _parse_when_str(when: str, order: str | None = None) -> date | None:
     s = R.SPACES.sub(" ", when.strip()).lower()
     if not s or len(s) > R.WHEN_MAX:
         return None
@@ -142,16 +143,17 @@ def _parse_when_str(when: str) -> date | None:
             return None
         return day
     m = R.WHEN_TEXT.fullmatch(s)
-    if m is None:
-        return None
-    month = R.MONTHS.get(m["m1"] or m["m2"])
-    if month is None:
-        return None
+    if m is not None and R.MONTHS.get(m["m1"] or m["m2"]) is not None:
+        return _parse_english(m)
+    return _parse_other(s, order)
+
+
+def _parse_english(m: re.Match[str]) -> date | None:
     for p in ("t", "u"):
         if not _valid_time(m[p + "hour"], m[p + "min"], m[p + "ampm"] or m[p + "ampm2"]):
             return None
     try:
-        day = date(int(m["year"]), month, int(m["d1"] or m["d2"]))
+        day = date(int(m["year"]), R.MONTHS[m["m1"] or m["m2"]], int(m["d1"] or m["d2"]))
     except ValueError:
         return None
     if m["wday"] is not None and R.WEEKDAYS.get(m["wday"]) != day.weekday():
@@ -159,20 +161,69 @@ def _parse_when_str(when: str) -> date | None:
     return day
 
 
+def _ymd(year: str, month: str | int, day: str) -> date | None:
+    try:
+        return date(int(year), int(month), int(day))
+    except ValueError:
+        return None
+
+
+def _parse_other(s: str, order: str | None) -> date | None:
+    """The written forms of other languages (``_time_lang.when``)."""
+    m = W.WHEN_CJK.fullmatch(s)
+    if m is not None:
+        return _ymd(m["y"], m["m"], m["d"])
+    m = W.WHEN_NAMED.fullmatch(s)
+    if m is not None:
+        month = W.MONTHS.get(m["m"])
+        return None if month is None else _ymd(m["y"], month, m["d"])
+    m = W.WHEN_NUMERIC.fullmatch(s)
+    if m is None:
+        return None
+    a, b, c = m["a"], m["b"], m["c"]
+    if len(a) == 4:
+        return _ymd(a, b, c)  # 2023/05/08
+    if len(a) > 2 or len(c) != 4:
+        return None
+    dmy, mdy = _ymd(c, b, a), _ymd(c, a, b)
+    if order == "mdy":
+        return mdy
+    if order == "dmy" or m["sep"] == ".":
+        return dmy  # dotted dates are written day first (08.05.2023)
+    if dmy is None or mdy is None or dmy == mdy:
+        return dmy or mdy
+    return None  # 05/08/2023: 5 August or May 8? Refused unless the order is given
+
+
 # One conversation repeats a session's `when` on every turn; the cache keys
 # are short strings only, so a huge `when` cannot pin megabytes in memory.
 _parse_when_cached = functools.lru_cache(maxsize=256)(_parse_when_str)
 _CACHE_KEY_MAX = 256
+_ORDERS = (None, *W.ORDERS)
 
 
-def parse_when(when: str | date | datetime | None) -> date | None:
+def parse_when(when: str | date | datetime | None, order: str | None = None) -> date | None:
     """The anchor date of a turn, or None when there is none or it cannot be read.
 
     Accepts the LoCoMo form "1:56 pm on 8 May, 2023", "8 May 2023", "8 May,
     2023", "May 8, 2023", "May 8 2023" (ordinals, abbreviated months and a
     leading weekday are accepted too), ISO dates and date-times with or
     without a zone (the date written is the date used: no zone conversion),
-    and ``date``/``datetime`` objects.
+    and ``date``/``datetime`` objects; and the written forms of German, French,
+    Spanish, Italian, Portuguese, Russian, Chinese and Japanese ("8. Mai 2023",
+    "8 de mayo de 2023", "8 мая 2023", "2023年5月8日", "08.05.2023" day
+    first, "2023/05/08").
+
+    Args:
+        when: the date of the turn.
+        order: how to read a slashed or dashed numeric date whose day and
+            month could swap: ``"dmy"`` (05/08/2023 is 5 August), ``"mdy"``
+            (May 8) or None (default: such a date is refused and None returned).
+
+    >>> parse_when("8. Mai 2023"), parse_when("2023年5月8日")
+    (datetime.date(2023, 5, 8), datetime.date(2023, 5, 8))
+    >>> parse_when("05/08/2023") is None, parse_when("05/08/2023", order="mdy")
+    (True, datetime.date(2023, 5, 8))
 
     >>> parse_when("1:56 pm on 8 May, 2023")
     datetime.date(2023, 5, 8)
@@ -188,12 +239,17 @@ def parse_when(when: str | date | datetime | None) -> date | None:
     TypeError: `when` must be a str such as '1:56 pm on 8 May, 2023', '8 May 2023', \
 'May 8, 2023' or '2023-05-08', a date, a datetime, or None; got int
     """
+    if order not in _ORDERS:
+        raise ValueError(
+            f"parse_when: order={order!r}; use 'dmy' (05/08/2023 is 5 August), 'mdy' "
+            "(05/08/2023 is May 8) or None (refuse dates whose day and month could swap)"
+        )
     if when is None:
         return None
     if isinstance(when, str):
         if len(when) <= _CACHE_KEY_MAX:
-            return _parse_when_cached(when)
-        return _parse_when_str(when)
+            return _parse_when_cached(when, order)
+        return _parse_when_str(when, order)
     if isinstance(when, datetime):  # before date: a datetime is a date
         return when.date()
     if isinstance(when, date):
@@ -378,12 +434,14 @@ def _find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
     return found
 
 
-def resolve_time(text: str, when: str | date | datetime | None) -> str:
+def resolve_time(text: str, when: str | date | datetime | None, *, order: str | None = None) -> str:
     """Annotate relative dates in ``text`` with the dates they mean on ``when``.
 
     Only inserts " [...]" right after each phrase it resolves; everything else
     is kept byte for byte. Text is returned unchanged when ``when`` is None,
-    empty or unreadable (see ``parse_when``).
+    empty or unreadable (see ``parse_when``, which ``order`` is passed to).
+    Phrases in German, French, Spanish, Russian, Chinese and Japanese are
+    annotated too, in the same English form (docs/dates.md).
 
     >>> resolve_time("I ran the race last Saturday", "1:56 pm on 25 May, 2023")
     'I ran the race last Saturday [20 May 2023]'
@@ -405,7 +463,7 @@ def resolve_time(text: str, when: str | date | datetime | None) -> str:
     lowered = _ascii_lower(text)
     if not _may_contain_phrase(lowered) and not _time_intl.may_apply(text, lowered):
         return text  # the common case: no date word at all
-    anchor = parse_when(when)
+    anchor = parse_when(when, order)
     if anchor is None:
         return text
     inserts = _all_inserts(text, lowered, anchor)

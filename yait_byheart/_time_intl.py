@@ -32,6 +32,24 @@ _EN_STOPWORDS = frozenset(
      "they", "he", "she", "did", "had", "been", "were", "it's", "i'm", "i've", "there",
      "about", "from", "will", "would", "can", "how", "like", "really", "last", "next"}
 )  # fmt: skip
+
+
+def _voters(langs: tuple[Lang, ...]) -> dict[str, frozenset[str]]:
+    """Words that vote for one language: its frequent words and its date words, minus
+    any word another language (English included) also has ("es", "un", "mes")."""
+    own = {
+        lang.name: lang.stopwords | {w for table in (lang.fixed, lang.units, lang.weekdays,
+                                                     lang.numbers) for w in table if " " not in w}
+        for lang in langs
+    }  # fmt: skip
+    own["en"] = _EN_STOPWORDS
+    return {
+        name: frozenset(words - set().union(*(v for k, v in own.items() if k != name)))
+        for name, words in own.items()
+    }
+
+
+_VOTERS = _voters(_LATIN)
 _CJK_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
                "八": 8, "九": 9}  # fmt: skip
 _KINDS = ("fix", "anum", "aunit", "inum", "iunit", "span", "wd", "blwd", "anwd", "anspan",
@@ -55,14 +73,13 @@ def languages(text: str, lowered: str) -> list[Lang]:
         if _KANA.search(text) is not None:
             langs.append(ja.LANG)
         elif _HAN.search(text) is not None:
-            langs.append(zh.LANG)
+            langs += [zh.LANG, ja.LANG_HAN_ONLY]
         if _CYRILLIC.search(text) is not None:
             langs.append(ru.LANG)
     candidates = [lang for lang in _LATIN if any(k in lowered for k in lang.keys)]
     if candidates:
         words = _WORD.findall(lowered)
-        votes = {lang.name: sum(w in lang.stopwords for w in words) for lang in _LATIN}
-        votes["en"] = sum(w in _EN_STOPWORDS for w in words)
+        votes = {name: sum(w in voters for w in words) for name, voters in _VOTERS.items()}
         best = max(votes.values())
         langs += [lang for lang in candidates if votes[lang.name] == best]
     return langs
@@ -125,9 +142,8 @@ def _blocked(lang: Lang, m: re.Match[str], g: dict[str, str], text: str, lowered
             at = m.start(name)
             if text[at].isupper() and not _sentence_start(text, at):
                 return True  # a title ("Le Mois Dernier") or a noun ("am Morgen")
-    if lang.not_before is not None and kind in ("span", "wd"):
-        if lang.not_before.match(lowered, m.end()) is not None:
-            return True
+    if kind in ("span", "wd") and lang.not_before and lang.not_before.match(lowered, m.end()):
+        return True
     if kind in ("inum", "iunit") and lang.past_cues:
         clause = lowered[max(0, m.start() - _CLAUSE_WINDOW) : m.start()]
         clause = re.split(r"[.!?;\n]", clause)[-1]

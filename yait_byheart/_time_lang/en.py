@@ -53,21 +53,76 @@ LANG = Lang(
     weekdays=R.WEEKDAYS,
     not_after=dict.fromkeys(
         ("season", "holiday"),
-        frozenset({"the", "a", "an", "my", "your", "his", "her", "its", "our", "their",
-                   "this", "every", "each", "one's"}),
-    ),  # fmt: skip
+        frozenset(
+            {
+                "the",
+                "a",
+                "an",
+                "my",
+                "your",
+                "his",
+                "her",
+                "its",
+                "our",
+                "their",
+                "this",
+                "every",
+                "each",
+                "one's",
+            }
+        ),
+    ),
     lower_only=frozenset({"last"}),
     past_cues=frozenset(
-        {"was", "were", "did", "had", "took", "done", "got", "made", "built", "finished",
-         "wrote", "learned", "learnt", "been", "ever", "never", "haven't", "hasn't", "i've",
-         "we've"}
-    ),  # fmt: skip
-    keys=("before last", "after next", "fortnight", "over the week", "spring", "summer",
-          "autumn", "fall", "winter", "christmas", "xmas", "boxing", "new year", "halloween",
-          "valentine", "independence", "of july", "patrick"),
-)  # fmt: skip
+        {
+            "was",
+            "were",
+            "did",
+            "had",
+            "took",
+            "done",
+            "got",
+            "made",
+            "built",
+            "finished",
+            "wrote",
+            "learned",
+            "learnt",
+            "been",
+            "ever",
+            "never",
+            "haven't",
+            "hasn't",
+            "i've",
+            "we've",
+        }
+    ),
+    keys=(
+        "before last",
+        "after next",
+        "fortnight",
+        "over the week",
+        "spring",
+        "summer",
+        "autumn",
+        "fall",
+        "winter",
+        "christmas",
+        "xmas",
+        "boxing",
+        "new year",
+        "halloween",
+        "valentine",
+        "independence",
+        "of july",
+        "patrick",
+    ),
+)
 #: Words of a sentence that make "over the weekend" the weekend just gone.
-PAST_SENTENCE = re.compile(r"(?<![\w'])(?:was|were|went|did|had|got|took|came|saw|made|met|spent"
-                           r"|ran|[a-z]{2,}ed)(?![\w'])")  # fmt: skip
-FUTURE_SENTENCE = re.compile(r"(?<![\w'])(?:will|won't|gonna|going|plan|planning|\w+'ll|\w+\u2019ll)"
-                             r"(?![\w'])")  # fmt: skip
+PAST_SENTENCE = re.compile(
+    r"(?<![\w'])(?:was|were|went|did|had|got|took|came|saw|made|met|spent|ran|[a-z]{2,}ed)"
+    r"(?![\w'])"
+)
+FUTURE_SENTENCE = re.compile(
+    r"(?<![\w'])(?:will|won't|gonna|going|plan|planning|\w+'ll|\w+\u2019ll)(?![\w'])"
+)

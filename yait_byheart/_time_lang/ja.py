@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .._time_calc import FEW
 from . import Lang, alt
@@ -28,19 +29,24 @@ DIRS: dict[str, int] = {"先々週": -2, "先週": -1, "今週": 0, "来週": 1,
 WEEKDAYS: dict[str, int] = {
     "月": 0, "火": 1, "水": 2, "木": 3, "金": 4, "土": 5, "日": 6,
 }  # fmt: skip
-_NUM = (
-    r"(?:(?<![0-9０-９])[0-9０-９]{1,3}|(?<![一二三四五六七八九十数])[一二三四五六七八九十数]{1,3})"
-)
+_DIGIT = "0-9\uff10-\uff19"  # ASCII and full-width
+_KANJI = "一二三四五六七八九十数"
+_NUM = rf"(?:(?<![{_DIGIT}])[{_DIGIT}]{{1,3}}|(?<![{_KANJI}])[{_KANJI}]{{1,3}})"
 
-PHRASE = re.compile(
-    "(?:"
-    + rf"(?P<wdir>{alt(DIRS)})の?(?P<wd>[月火水木金土日])曜日?"
-    + rf"|(?<!月)(?P<anum>{_NUM})(?P<aunit>{alt(UNITS)})前"
-    + rf"|(?<!月)(?P<inum>{_NUM})(?P<iunit>{alt(UNITS)})後"
-    # "今日では" is "nowadays", not today's date.
-    + rf"|(?P<fix>{alt(FIXED)})(?!では)"
-    + ")"
-)
+
+def _phrase(units: dict[str, str]) -> re.Pattern[str]:
+    return re.compile(
+        "(?:"
+        + rf"(?P<wdir>{alt(DIRS)})の?(?P<wd>[月火水木金土日])曜日?"
+        + rf"|(?<!月)(?P<anum>{_NUM})(?P<aunit>{alt(units)})前"
+        + rf"|(?<!月)(?P<inum>{_NUM})(?P<iunit>{alt(units)})後"
+        # "今日では" is "nowadays", not today's date.
+        + rf"|(?P<fix>{alt(FIXED)})(?!では)"
+        + ")"
+    )
+
+
+PHRASE = _phrase(UNITS)
 
 LANG = Lang(
     name="ja",
@@ -52,3 +58,6 @@ LANG = Lang(
     weekdays=WEEKDAYS,
     calendar_weekdays=True,
 )
+#: For Han text without kana, read as Japanese too ("来月", "先週"): "5日前" there
+#: is Chinese for "before the 5th", so N days ago/ahead is left out.
+LANG_HAN_ONLY = replace(LANG, phrase=_phrase({k: v for k, v in UNITS.items() if k != "日"}))

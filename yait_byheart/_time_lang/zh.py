@@ -36,7 +36,9 @@ DIRS: dict[str, int] = {
 WEEKDAYS: dict[str, int] = {
     "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
 }  # fmt: skip
-_NUM = r"(?:(?<![0-9０-９])[0-9０-９]{1,3}|(?<![一二两三四五六七八九十几])[一二两三四五六七八九十几]{1,3})"
+_DIGIT = "0-9\uff10-\uff19"  # ASCII and full-width
+_HANZI = "一二两三四五六七八九十几"
+_NUM = rf"(?:(?<![{_DIGIT}])[{_DIGIT}]{{1,3}}|(?<![{_HANZI}])[{_HANZI}]{{1,3}})"
 
 PHRASE = re.compile(
     "(?:"
