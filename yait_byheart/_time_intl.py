@@ -55,20 +55,63 @@ _CJK_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六"
 _KINDS = ("fix", "anum", "aunit", "inum", "iunit", "span", "wd", "blwd", "anwd", "anspan",
           "season", "holiday", "otw")  # fmt: skip
 _CLAUSE_WINDOW = 60
+_CLAUSE_BREAK = re.compile(r"[.!?;:,\n]")
 # How far a sentence is read around "over the weekend": bounded, so time stays linear.
 _SENTENCE_WINDOW = 200
 
 
+def _keywords(entries: list[str], drop: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The longest word of each entry, but the words in ``drop``."""
+    return frozenset(max(e.translate(_PUNCT).split(), key=len) for e in entries) - drop
+
+
+def _lang_keywords(lang: Lang) -> frozenset[str]:
+    """One word of every fixed phrase, unit and weekday: each phrase holds one of them.
+    English look-alikes ("an", "week") give way to the words that come with them."""
+    keys = _keywords([*lang.fixed, *lang.units, *lang.weekdays], _EN_STOPWORDS | _EN_WORDS)
+    return keys | _KEY_STANDINS.get(lang.name, frozenset())
+
+
+_PUNCT = str.maketrans(
+    dict.fromkeys(".,!?;:()[]{}\"'\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1-/", " ")
+)
+_OTHER_SCRIPT = re.compile("[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff]")
+# Words of other languages that are English words too, and what stands in for them:
+# "l'an dernier" is found by "dernier", "ce week-end" by "ce".
+_EN_WORDS = frozenset({"an", "week", "weekend", "weekends"})
+_KEY_STANDINS: dict[str, frozenset[str]] = {
+    "fr": frozenset({"dernier", "dernière", "prochain", "prochaine", "passé", "passée", "ce",
+                     "il", "dans"}),
+}  # fmt: skip
+_LATIN_KEYS = tuple((lang, _lang_keywords(lang)) for lang in _LATIN)
+_EN_KEYS = _keywords([*en.HOLIDAYS, *en.SEASONS, "fortnight", "weekend", "week-end"])
+_EN_PAIRS = re.compile(r"before[ \t\u00a0]{1,3}last|after[ \t\u00a0]{1,3}next")
+_ALL_KEYS = _EN_KEYS.union(*(keys for _, keys in _LATIN_KEYS))
+
+
+def _words(lowered: str) -> list[str]:
+    return lowered.translate(_PUNCT).split()
+
+
+def _english_pair(lowered: str) -> bool:
+    """ "the Friday before last", "the week after next"."""
+    if "before" not in lowered and "after" not in lowered:
+        return False
+    return _EN_PAIRS.search(lowered) is not None
+
+
 def may_apply(text: str, lowered: str) -> bool:
-    """Fast necessary condition: a non-ASCII character or a key word of some language."""
-    if not text.isascii():
+    """Fast necessary condition: another script, or a date word of some language."""
+    if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
         return True
-    return any(k in lowered for lang in (*_LATIN, en.LANG) for k in lang.keys)
+    return not _ALL_KEYS.isdisjoint(_words(lowered)) or _english_pair(lowered)
 
 
 def languages(text: str, lowered: str) -> list[Lang]:
     """The languages whose patterns run on ``text``."""
-    langs = [en.LANG] if any(k in lowered for k in en.LANG.keys) else []
+    words = _words(lowered)
+    english = not _EN_KEYS.isdisjoint(words) or _english_pair(lowered)
+    langs = [en.LANG] if english else []
     if not text.isascii():
         if _KANA.search(text) is not None:
             langs.append(ja.LANG)
@@ -76,10 +119,10 @@ def languages(text: str, lowered: str) -> list[Lang]:
             langs += [zh.LANG, ja.LANG_HAN_ONLY]
         if _CYRILLIC.search(text) is not None:
             langs.append(ru.LANG)
-    candidates = [lang for lang in _LATIN if any(k in lowered for k in lang.keys)]
+    candidates = [lang for lang, keys in _LATIN_KEYS if not keys.isdisjoint(words)]
     if candidates:
-        words = _WORD.findall(lowered)
-        votes = {name: sum(w in voters for w in words) for name, voters in _VOTERS.items()}
+        tokens = _WORD.findall(lowered)
+        votes = {name: sum(w in voters for w in tokens) for name, voters in _VOTERS.items()}
         best = max(votes.values())
         langs += [lang for lang in candidates if votes[lang.name] == best]
     return langs
@@ -145,10 +188,16 @@ def _blocked(lang: Lang, m: re.Match[str], g: dict[str, str], text: str, lowered
     if kind in ("span", "wd") and lang.not_before and lang.not_before.match(lowered, m.end()):
         return True
     if kind in ("inum", "iunit") and lang.past_cues:
-        clause = lowered[max(0, m.start() - _CLAUSE_WINDOW) : m.start()]
-        clause = re.split(r"[.!?;\n]", clause)[-1]
-        return any(w in lang.past_cues for w in _WORD.findall(clause))
+        return _past_clause(lang, lowered, m.start(), m.end())
     return False
+
+
+def _past_clause(lang: Lang, lowered: str, start: int, end: int) -> bool:
+    """Whether the clause around "in N days" has a past cue before or after it
+    ("Lo hice en tres días", "in drei Tagen gebaut"): a duration, not a date."""
+    before = _CLAUSE_BREAK.split(lowered[max(0, start - _CLAUSE_WINDOW) : start])[-1]
+    after = _CLAUSE_BREAK.split(lowered[end : end + _CLAUSE_WINDOW])[0]
+    return any(w in lang.past_cues for w in _WORD.findall(before + " " + after))
 
 
 def _number(lang: Lang, word: str | None) -> int:
