@@ -83,3 +83,16 @@ def test_parse_when_order_reads_ambiguous_numeric_dates() -> None:
 def test_parse_when_bad_order_names_the_call_and_the_choices() -> None:
     with pytest.raises(ValueError, match=r"parse_when: order='ymd'.*'dmy'.*'mdy'"):
         parse_when("05/08/2023", order="ymd")
+
+
+def test_memory_date_order_reads_ambiguous_when() -> None:
+    from yait_byheart import Memory
+
+    mem = Memory(date_order="dmy")
+    mem.append("user", "I moved last week", when="08/05/2023")
+    first = mem.compose("moved")["messages"][0]["parts"][0]["text"]
+    assert first == "[08/05/2023]\nI moved last week [1-7 May 2023]"
+    with pytest.raises(ValueError, match=r"Memory.append: cannot read a date"):
+        Memory().append("user", "hi", when="08/05/2023")
+    with pytest.raises(ValueError, match=r"Memory\(\): date_order='ymd'"):
+        Memory(date_order="ymd")

@@ -144,6 +144,15 @@ def _check_number(call: str, name: str, value: object, low: float, high: float) 
     return float(value)
 
 
+def _check_date_order(call: str, order: str | None) -> str | None:
+    if order not in (None, "dmy", "mdy"):
+        raise ValueError(
+            f"{call}: date_order={order!r}; use 'dmy' (when='05/08/2023' is 5 August), "
+            "'mdy' (May 8) or None (such a when is refused)"
+        )
+    return order
+
+
 class Memory:
     """A conversation kept verbatim, and the composer of what to send before each model call.
 
@@ -164,6 +173,7 @@ class Memory:
         external_share: float = 0.3,
         external_max: float = 1.0,
         resolve_time: bool = True,
+        date_order: str | None = None,
         ceiling: float = 4.0,
         measure: Callable[[str], int] | None = None,
     ) -> None:
@@ -188,6 +198,7 @@ class Memory:
         ):
             raise TypeError(f"{call}: retriever needs fit(docs) and rank(query) methods")
         self.resolve_time = bool(resolve_time)
+        self.date_order = _check_date_order(call, date_order)
         self.retriever = retriever
         self.boundaries = boundaries
         self.external = external
@@ -267,7 +278,8 @@ class Memory:
         """Store one turn verbatim and return its index.
 
         `when` dates the turn; with `resolve_time` on, relative dates in the text are annotated
-        beside the words ("last Saturday [20 May 2023]").
+        beside the words ("last Saturday [20 May 2023]"); a numeric `when` whose day and month
+        could swap (05/08/2023) needs `date_order` ("dmy" or "mdy") on the Memory.
         """
         call = "Memory.append"
         if role not in ("user", "assistant"):
@@ -284,7 +296,7 @@ class Memory:
         label = self._when_label(call, when)
         shown = text
         if self.resolve_time and label:
-            anchor = parse_when(when)
+            anchor = parse_when(when, self.date_order)
             if anchor is None:
                 raise ValueError(
                     f"{call}: cannot read a date in when={when!r}; pass e.g. '8 May 2023', "
