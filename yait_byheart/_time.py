@@ -414,11 +414,10 @@ def _annotations(text: str, anchor: date) -> list[tuple[int, str]]:
 def _all_inserts(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
     """English phrases, then other languages and the newer English ones, one per position."""
     found = _find(text, lowered, anchor) if _may_contain_phrase(lowered) else []
-    if _time_intl.may_apply(text, lowered):
-        more = _time_intl.find(text, lowered, anchor)
-        if more:
-            taken = {pos for pos, _ in found}
-            found = sorted(found + [(p, n) for p, n in dict(more).items() if p not in taken])
+    more = _time_intl.find(text, lowered, anchor)
+    if more:
+        taken = {pos for pos, _ in found}
+        found = sorted(found + [(p, n) for p, n in dict(more).items() if p not in taken])
     return found
 
 

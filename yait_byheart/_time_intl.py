@@ -50,6 +50,7 @@ def _voters(langs: tuple[Lang, ...]) -> dict[str, frozenset[str]]:
 
 
 _VOTERS = _voters(_LATIN)
+_VOTE_OF: dict[str, str] = {w: name for name, words in _VOTERS.items() for w in words}
 _CJK_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
                "八": 8, "九": 9}  # fmt: skip
 _KINDS = ("fix", "anum", "aunit", "inum", "iunit", "span", "wd", "blwd", "anwd", "anspan",
@@ -75,6 +76,8 @@ def _lang_keywords(lang: Lang) -> frozenset[str]:
 _PUNCT = str.maketrans(
     dict.fromkeys(".,!?;:()[]{}\"'\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1-/", " ")
 )
+_ASCII_PUNCT = bytes.maketrans(b".,!?;:()[]{}\"'-/", b" " * 16)
+_SPLIT = re.compile(r"[\s.,!?;:()\[\]{}\"'\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1/-]+")
 _OTHER_SCRIPT = re.compile("[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff]")
 # Words of other languages that are English words too, and what stands in for them:
 # "l'an dernier" is found by "dernier", "ce week-end" by "ce".
@@ -90,7 +93,10 @@ _ALL_KEYS = _EN_KEYS.union(*(keys for _, keys in _LATIN_KEYS))
 
 
 def _words(lowered: str) -> list[str]:
-    return lowered.translate(_PUNCT).split()
+    """The words of a lower-cased text, punctuation dropped (bytes.translate: fast on ASCII)."""
+    if lowered.isascii():
+        return lowered.encode().translate(_ASCII_PUNCT).decode().split()
+    return _SPLIT.split(lowered)
 
 
 def _english_pair(lowered: str) -> bool:
@@ -112,7 +118,7 @@ def languages(text: str, lowered: str) -> list[Lang]:
     words = _words(lowered)
     english = not _EN_KEYS.isdisjoint(words) or _english_pair(lowered)
     langs = [en.LANG] if english else []
-    if not text.isascii():
+    if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
         if _KANA.search(text) is not None:
             langs.append(ja.LANG)
         elif _HAN.search(text) is not None:
@@ -121,8 +127,11 @@ def languages(text: str, lowered: str) -> list[Lang]:
             langs.append(ru.LANG)
     candidates = [lang for lang, keys in _LATIN_KEYS if not keys.isdisjoint(words)]
     if candidates:
-        tokens = _WORD.findall(lowered)
-        votes = {name: sum(w in voters for w in tokens) for name, voters in _VOTERS.items()}
+        votes = dict.fromkeys(_VOTERS, 0)
+        for w in words:
+            name = _VOTE_OF.get(w)
+            if name is not None:
+                votes[name] += 1
         best = max(votes.values())
         langs += [lang for lang in candidates if votes[lang.name] == best]
     return langs

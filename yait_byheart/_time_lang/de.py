@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt
+from . import END, START, Lang, S, alt, starts
 
 FIXED: dict[str, tuple[str, int]] = {
     "vorgestern": ("day", -2), "gestern": ("day", -1), "heute": ("day", 0),
@@ -37,6 +37,7 @@ _SPAN_UNITS = ("woche", "wochenende", "monat", "jahr")
 
 PHRASE = re.compile(
     START
+    + starts(DIRS, ["vor", "in"], FIXED)
     + "(?:"
     + rf"(?P<wdir>{alt(k for k, v in DIRS.items() if v)}){S}(?P<wd>{alt(WEEKDAYS)})"
     + rf"|(?P<sdir>{alt(DIRS)}){S}(?P<span>{alt(_SPAN_UNITS)})"

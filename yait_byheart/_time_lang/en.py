@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from .. import _time_re as R
-from . import END, START, Lang, S, alt
+from . import END, START, Lang, S, alt, starts
 
 #: Fixed-date holidays: lower-case name -> (month, day).
 HOLIDAYS: dict[str, tuple[int, int]] = {
@@ -31,6 +31,7 @@ _WEEKDAY = alt(R.WEEKDAYS)
 
 PHRASE = re.compile(
     START
+    + starts(["the", "in", "a", "one", "over"], DIRS)
     + "(?:"
     + rf"the{S}(?P<blwd>{_WEEKDAY}){S}before{S}last"
     + rf"|the{S}(?P<anwd>{_WEEKDAY}){S}after{S}next"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt
+from . import END, START, Lang, S, alt, starts
 
 FIXED: dict[str, tuple[str, int]] = {
     "anteayer": ("day", -2), "antier": ("day", -2), "antes de ayer": ("day", -2),
@@ -40,6 +40,7 @@ _BEFORE = ("próximo", "próxima", "proximo", "proxima", "pasado")
 
 PHRASE = re.compile(
     START
+    + starts(WEEKDAYS, _BEFORE, _SPANS, ["este", "esta", "hace", "dentro", "en"], FIXED)
     + "(?:"
     + rf"(?P<wd>{alt(WEEKDAYS)}){S}(?P<wdir>{alt(_AFTER)})"
     + rf"|(?P<wdir2>{alt(_BEFORE)}){S}(?P<wd2>{alt(WEEKDAYS)})"

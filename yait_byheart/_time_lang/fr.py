@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt
+from . import END, START, Lang, S, alt, starts
 
 FIXED: dict[str, tuple[str, int]] = {
     "avant-hier": ("day", -2), "hier": ("day", -1), "aujourd'hui": ("day", 0),
@@ -37,6 +37,7 @@ _AFTER = ("dernier", "dernière", "passé", "passée", "prochain", "prochaine")
 
 PHRASE = re.compile(
     START
+    + starts(WEEKDAYS, _SPANS, ["ce", "il", "dans", "l"], FIXED)
     + "(?:"
     + rf"(?P<wd>{alt(WEEKDAYS)}){S}(?P<wdir>{alt(_AFTER)})"
     + rf"|(?P<span>{alt(_SPANS)}){S}(?P<sdir>{alt(_AFTER)})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt
+from . import END, START, Lang, S, alt, starts
 
 FIXED: dict[str, tuple[str, int]] = {
     "позавчера": ("day", -2), "вчера": ("day", -1), "сегодня": ("day", 0),
@@ -44,6 +44,7 @@ _SPANS = ("неделе", "месяце", "году", "выходных", "вы�
 
 PHRASE = re.compile(
     START
+    + starts(["в", "во", "на", "через"], NUMBERS, _AGO_UNITS, FIXED, "0123456789")
     + "(?:"
     + rf"(?:в|во){S}(?P<wdir>{alt(DIRS)}){S}(?P<wd>{alt(WEEKDAYS)})"
     + rf"|(?:на|в|во){S}(?P<sdir>{alt(DIRS)}){S}(?P<span>{alt(_SPANS)})"
