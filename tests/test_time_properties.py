@@ -258,7 +258,7 @@ MULTI_FRAGMENTS = [
 MULTI_SOUP = st.lists(
     st.one_of(
         st.sampled_from(MULTI_FRAGMENTS),
-        st.sampled_from(SEPARATORS + ["。", "、"]),
+        st.sampled_from([*SEPARATORS, "。", "、"]),
         st.text(alphabet=st.characters(blacklist_categories=()), max_size=3),
     ),
     max_size=40,

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 
 #: Horizontal space inside a phrase, bounded so matching stays linear.
 S = r"[ \t\u00a0]{1,3}"
-#: Not inside a word, a URL or an address; not after a hyphen ("2-3").
-START = r"(?<![\w/@-])(?<!\w\.)"
+#: Not inside a word, a URL or an address; not after a hyphen ("2-3"); not glued to
+#: a "]" (so a word glued to a phrase annotated before stays glued on a second pass).
+START = r"(?<![\w/@\]-])(?<!\w\.)"
 #: Not followed by more word or by the rest of a URL or path.
 END = r"(?!\w|[-./@]\w)"
 
