@@ -38,10 +38,13 @@ Rules, chosen once and applied everywhere:
 * A phrase already followed by "[" is left alone, so an annotated text fed
   again comes back unchanged; phrases inside a URL or an address
   ("x.com/today") are left alone too.
-* Not covered on purpose: seasons ("last summer": hemisphere-dependent),
-  month names ("last March": this year's or last year's?), bare weekdays
-  ("on Friday": past or future?), "this past week/month/year" (the last seven
-  days or the last calendar week?), hours and minutes.
+* Seasons are meteorological, northern hemisphere ("last summer [June-August
+  2022]"); other languages and the newer English phrases ("the Friday before
+  last", "in a fortnight", "last Christmas") come from ``_time_intl``: see
+  docs/dates.md for every rule.
+* Not covered on purpose: month names ("last March": this year's or last
+  year's?), bare weekdays ("on Friday": past or future?), "this past
+  week/month/year" (the last seven days or the last calendar week?), hours.
 """
 
 from __future__ import annotations
