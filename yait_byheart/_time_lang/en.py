@@ -125,5 +125,6 @@ PAST_SENTENCE = re.compile(
     r"(?![\w'])"
 )
 FUTURE_SENTENCE = re.compile(
-    r"(?<![\w'])(?:will|won't|gonna|going|plan|planning|\w+'ll|\w+\u2019ll)(?![\w'])"
+    r"(?<![\w'])(?:will|won't|gonna|going|plan|planning|need|needs|want|wants|hope|should|would"
+    r"|could|might|can|let's|\w+'ll|\w+\u2019ll)(?![\w'])"
 )

@@ -48,7 +48,8 @@ PHRASE = re.compile(
     + rf"|(?P<sdir2>{alt((*_BEFORE, 'este', 'esta'))}){S}(?P<span2>{alt(_SPANS)})"
     + rf"|hace{S}(?P<anum>{_NUM}){S}(?P<aunit>{alt(UNITS)})"
     + rf"|(?:dentro{S}de|en){S}(?P<inum>{_NUM}){S}(?P<iunit>{alt(UNITS)})"
-    + rf"|(?P<fix>{alt(FIXED)})(?P<part>{S}{alt(_PARTS)})?"
+    # "hoy en día" is nowadays.
+    + rf"|(?P<fix>{alt(FIXED)})(?!{S}en{S}d[ií]a)(?P<part>{S}{alt(_PARTS)})?"
     + ")"
     + END
 )

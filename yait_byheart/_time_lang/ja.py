@@ -40,8 +40,8 @@ def _phrase(units: dict[str, str]) -> re.Pattern[str]:
         + rf"(?P<wdir>{alt(DIRS)})の?(?P<wd>[月火水木金土日])曜日?"
         + rf"|(?<!月)(?P<anum>{_NUM})(?P<aunit>{alt(units)})前"
         + rf"|(?<!月)(?P<inum>{_NUM})(?P<iunit>{alt(units)})後"
-        # "今日では" is "nowadays", not today's date.
-        + rf"|(?P<fix>{alt(FIXED)})(?!では)"
+        # "今日では" is "nowadays"; "過去年" / "过去年" is "past years", not last year.
+        + rf"|(?<![過过])(?P<fix>{alt(FIXED)})(?!では)"
         + ")"
     )
 

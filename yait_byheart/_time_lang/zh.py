@@ -45,8 +45,8 @@ PHRASE = re.compile(
     + rf"(?P<wdir>{alt(DIRS)})(?P<wd>[一二三四五六日天])(?![一二三四五六七八九十次个])"
     + rf"|(?P<anum>{_NUM})(?P<aunit>{alt(UNITS)})(?:之|以)?前"
     + rf"|(?P<inum>{_NUM})(?P<iunit>{alt(UNITS)})(?:之|以)?后"
-    # "之前天气" (the weather before), "以后天" are not 前天/后天.
-    + rf"|(?<![之以然])(?P<fix>{alt(FIXED)})(?!气)"
+    # "之前天气" (the weather before), "以后天", "过去年代" are not 前天/后天/去年.
+    + rf"|(?<![之以然过])(?P<fix>{alt(FIXED)})(?!气)"
     + ")"
 )
 
