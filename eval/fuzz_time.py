@@ -67,6 +67,8 @@ ADVERSARIAL: dict[str, str] = {
     "zh: 前天前天": "之前天前天上周五上上个月",
     "zh: digits": "一二三四五六七八九十天前",
     "ja: 日前": "先週の先週の金曜日3日前",
+    "it: fa fa": "tre tre giorni fa fa ieri sera quest'",
+    "pt: há atrás": "há há dois dias atrás daqui a daqui ",
     "cjk digits": "１２３４５６７８９０日前",
     "latin vote words": "der die das le la el los ich je yo ",
     "keyword soup": (

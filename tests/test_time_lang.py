@@ -36,7 +36,7 @@ def test_golden_is_stable_when_fed_again(item: tuple[str, dict[str, Any]]) -> No
 
 
 def test_every_language_has_cases_and_negatives() -> None:
-    for lang in ("de", "fr", "es", "ru", "zh", "ja", "en_new"):
+    for lang in ("de", "fr", "es", "it", "pt", "ru", "zh", "ja", "en_new"):
         cases = [c for name, c in CASES if name == lang]
         negatives = [c for c in cases if c["text"] == c["expected"]]
         assert len(cases) >= 20 and len(negatives) >= 2, lang

@@ -254,6 +254,8 @@ MULTI_FRAGMENTS = [
     "昨日", "先週の金曜日", "3日前", "今日では", "the", "Friday", "before", "last", "week",
     "after", "next", "in a fortnight", "over the weekend", "went", "summer", "Christmas",
     "Last", "fall", "my", "[", "]", "[20 May 2023]", "-", "'", "\u2019", "ich", "je", "el",
+    "ieri", "tre giorni fa", "settimana", "scorsa", "quest'anno", "tra", "ontem", "há",
+    "dias", "atrás", "semana passada", "daqui a", "amanhã", "sexta-feira",
 ]  # fmt: skip
 MULTI_SOUP = st.lists(
     st.one_of(

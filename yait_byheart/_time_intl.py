@@ -6,7 +6,7 @@ picks the languages a text may be in, runs their patterns and turns each
 match into an annotation with ``_time_calc``; it knows no word of any language.
 
 Which language: scripts decide for Japanese (kana), Chinese (Han without
-kana) and Russian (Cyrillic); for German, French and Spanish a phrase counts
+kana) and Russian (Cyrillic); for German, French, Spanish, Italian and Portuguese a phrase counts
 only when the text's frequent words vote for that language at least as much
 as for English or the others ("hier" is French "yesterday" but German
 "here"), so an English turn is never read as another language.
@@ -19,12 +19,12 @@ from datetime import date, timedelta
 
 from . import _time_calc as C
 from . import _time_re as R
-from ._time_lang import Lang, de, en, es, fr, ja, ru, zh
+from ._time_lang import Lang, de, en, es, fr, it, ja, pt, ru, zh
 
 _KANA = re.compile("[\u3040-\u30ff]")
 _HAN = re.compile("[\u4e00-\u9fff]")
 _CYRILLIC = re.compile("[\u0400-\u04ff]")
-_LATIN: tuple[Lang, ...] = (de.LANG, fr.LANG, es.LANG)
+_LATIN: tuple[Lang, ...] = (de.LANG, fr.LANG, es.LANG, it.LANG, pt.LANG)
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
 _EN_STOPWORDS = frozenset(
     {"the", "and", "i", "you", "it", "is", "was", "to", "of", "that", "we", "for", "my",
@@ -34,15 +34,22 @@ _EN_STOPWORDS = frozenset(
 )  # fmt: skip
 
 
+# Date words that are common words elsewhere vote for no language: "hier" is French
+# "yesterday" and German "here" (and counted for English, so they cancel out).
+_NOT_VOTERS = frozenset({"hier"})
+
+
+def _table_words(lang: Lang) -> frozenset[str]:
+    """The words of a language's tables, but the short ones ("la", "de": too common)."""
+    tables = (lang.fixed, lang.units, lang.weekdays, lang.numbers, lang.dirs)
+    return frozenset(w for table in tables for entry in table for w in entry.split() if len(w) >= 3)
+
+
 def _voters(langs: tuple[Lang, ...]) -> dict[str, frozenset[str]]:
     """Words that vote for one language: its frequent words and its date words, minus
     any word another language (English included) also has ("es", "un", "mes")."""
-    own = {
-        lang.name: lang.stopwords | {w for table in (lang.fixed, lang.units, lang.weekdays,
-                                                     lang.numbers) for w in table if " " not in w}
-        for lang in langs
-    }  # fmt: skip
-    own["en"] = _EN_STOPWORDS
+    own = {lang.name: lang.stopwords | _table_words(lang) for lang in langs}
+    own["en"] = _EN_STOPWORDS | _NOT_VOTERS
     return {
         name: frozenset(words - set().union(*(v for k, v in own.items() if k != name)))
         for name, words in own.items()
@@ -232,7 +239,7 @@ def _note(lang: Lang, m: re.Match[str], text: str, lowered: str, anchor: date) -
         return C.shifted(unit, shift, anchor)
     if "aunit" in g or "iunit" in g:
         sign, p = (-1, "a") if "aunit" in g else (1, "i")
-        n = _number(lang, m[p + "num"] and g[p + "num"])
+        n = _number(lang, g.get(p + "num"))
         return C.count_phrase(n, lang.units.get(g[p + "unit"], "day"), sign, anchor)
     if "span" in g:
         return C.shifted(lang.units.get(g["span"], g["span"]), lang.dirs[g["sdir"]], anchor)
