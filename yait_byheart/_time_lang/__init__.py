@@ -9,7 +9,9 @@ Group names (a trailing digit allows a second word order, "la semana pasada"
 / "la próxima semana"): ``fix`` a word with a fixed meaning (FIXED), ``part``
 a part of the day after it, ``anum``/``aunit`` N units ago, ``inum``/``iunit``
 in N units, ``sdir``/``span`` last/this/next unit, ``wdir``/``wd``
-last/next weekday, ``season``, ``holiday``, ``hdir``, ``otw`` (over the weekend).
+last/next weekday; English only: ``blwd``/``anwd`` weekday before last / after
+next, ``anspan`` unit after next, ``edir`` with ``season`` or ``holiday``, and
+``otw`` (over the weekend).
 """
 
 from __future__ import annotations
