@@ -213,7 +213,9 @@ def _past_clause(lang: Lang, lowered: str, start: int, end: int) -> bool:
     ("Lo hice en tres días", "in drei Tagen gebaut"): a duration, not a date."""
     before = _CLAUSE_BREAK.split(lowered[max(0, start - _CLAUSE_WINDOW) : start])[-1]
     after = _CLAUSE_BREAK.split(lowered[end : end + _CLAUSE_WINDOW])[0]
-    return any(w in lang.past_cues for w in _WORD.findall(before + " " + after))
+    words = _WORD.findall(before + " " + after)
+    form = lang.past_form
+    return any(w in lang.past_cues or (form and form.fullmatch(w)) for w in words)
 
 
 def _number(lang: Lang, word: str | None) -> int:

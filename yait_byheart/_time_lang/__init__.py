@@ -70,6 +70,7 @@ class Lang:
         lower_only: words that count only in lower case unless a sentence
             starts with them (a capital "Morgen" mid-sentence is the noun).
         past_cues: words that make "in N days" a duration ("in 3 Tagen gebaut").
+        past_form: a word shape that does the same (a participle, a preterite).
         not_before: what, right after a phrase, makes it another sense.
     """
 
@@ -85,5 +86,6 @@ class Lang:
     not_after: dict[str, frozenset[str]] = field(default_factory=dict)
     lower_only: frozenset[str] = frozenset()
     past_cues: frozenset[str] = frozenset()
+    past_form: re.Pattern[str] | None = None
     not_before: re.Pattern[str] | None = None
     keys: tuple[str, ...] = ()

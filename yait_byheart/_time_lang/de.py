@@ -168,6 +168,8 @@ LANG = Lang(
             "renoviert",
         }
     ),
+    # Past participles: "gebaut", "gelernt", "abgeschlossen", "fertiggestellt".
+    past_form=re.compile(r"(?:ab|an|auf|aus|ein|mit|nach|vor|zu|fertig)?ge\w{2,}(?:t|en)"),
     not_before=re.compile(rf"{S}(?:des|eines)(?!\w)"),
     keys=(
         "gestern",

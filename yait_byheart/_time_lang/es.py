@@ -171,6 +171,8 @@ LANG = Lang(
             "logré",
         }
     ),
+    # Preterites ("terminé", "perdí", "aprendió"); the future ends in "ré" ("llegaré").
+    past_form=re.compile(r"(?!(?:aquí|allí|así|ahí)$)\w{2,}(?:[^r]é|í|ó)"),
     not_before=re.compile(rf"{S}de(?!\w)"),
     keys=(
         "ayer",

@@ -123,5 +123,7 @@ LANG = Lang(
         "span": frozenset({"toda", "cada", "uma"}),
     },
     past_cues=frozenset({"fiz", "fez", "fizemos", "terminei", "terminou", "aprendi", "construí"}),
+    # Preterites ("terminei", "perdi", "aprendeu", "terminou"); the future ends in "rei".
+    past_form=re.compile(r"(?!(?:aqui|daqui|ali|assim|sei)$)\w{2,}(?:[^r]ei|ou|eu|i)"),
     not_before=re.compile(rf"{S}de(?!\w)"),
 )
