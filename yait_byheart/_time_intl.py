@@ -30,7 +30,11 @@ _EN_STOPWORDS = frozenset(
     {"the", "and", "i", "you", "it", "is", "was", "to", "of", "that", "we", "for", "my",
      "with", "have", "so", "but", "this", "be", "are", "just", "what", "at", "me", "your",
      "they", "he", "she", "did", "had", "been", "were", "it's", "i'm", "i've", "there",
-     "about", "from", "will", "would", "can", "how", "like", "really", "last", "next"}
+     "about", "from", "will", "would", "can", "how", "like", "really", "last", "next", "in",
+     "on", "not", "all", "out", "up", "if", "or", "as", "by", "our", "his", "her", "him",
+     "them", "then", "than", "when", "who", "which", "do", "does", "don't", "get", "got",
+     "go", "went", "lives", "live", "going", "know", "think", "great", "good", "love",
+     "thanks", "yeah", "oh", "wow", "too", "very", "some", "any", "one", "two", "day", "time"}
 )  # fmt: skip
 
 

@@ -73,7 +73,7 @@ LANG = Lang(
             }
         ),
     ),
-    lower_only=frozenset({"last"}),
+    lower_only=frozenset({"last", "next", "this"}),
     past_cues=frozenset(
         {
             "was",
