@@ -440,10 +440,16 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
     """Annotate relative dates in ``text`` with the dates they mean on ``when``.
 
     Only inserts " [...]" right after each phrase it resolves; everything else
-    is kept byte for byte. Text is returned unchanged when ``when`` is None,
-    empty or unreadable (see ``parse_when``, which ``order`` is passed to).
-    Phrases in German, French, Spanish, Russian, Chinese and Japanese are
-    annotated too, in the same English form (docs/dates.md).
+    is kept byte for byte. Phrases in German, French, Spanish, Italian,
+    Portuguese, Russian, Chinese and Japanese are annotated too, in the same
+    English form (docs/dates.md).
+
+    Args:
+        text: the turn, any language.
+        when: the turn's date (see ``parse_when``); None, empty or unreadable
+            returns ``text`` unchanged.
+        order: passed to ``parse_when``: how to read a numeric ``when`` whose
+            day and month could swap ("dmy" or "mdy"; default None refuses it).
 
     >>> resolve_time("I ran the race last Saturday", "1:56 pm on 25 May, 2023")
     'I ran the race last Saturday [20 May 2023]'
@@ -453,6 +459,8 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
     'a few days ago [20-22 May 2023], and two weeks ago [8-14 May 2023]'
     >>> resolve_time("the last week of June", "25 May 2023")
     'the last week of June'
+    >>> resolve_time("Gestern war ich im Kino; 三天前 也是", "25 May 2023")
+    'Gestern [24 May 2023] war ich im Kino; 三天前 [22 May 2023] 也是'
     >>> resolve_time("yesterday", None)
     'yesterday'
     """
