@@ -121,10 +121,13 @@ LANG = Lang(
 )
 #: Words of a sentence that make "over the weekend" the weekend just gone.
 PAST_SENTENCE = re.compile(
-    r"(?<![\w'])(?:was|were|went|did|had|got|took|came|saw|made|met|spent|ran|[a-z]{2,}ed)"
+    r"(?<![\w'])(?:was|were|went|did|had|got|took|came|saw|made|met|spent|ran|been|[a-z]{2,}ed)"
     r"(?![\w'])"
 )
+#: ... and words that make it another weekend: the future, or the present of a habit
+#: ("the shop is closed over the weekend").
 FUTURE_SENTENCE = re.compile(
     r"(?<![\w'])(?:will|won't|gonna|going|plan|planning|need|needs|want|wants|hope|should|would"
+    r"|is|are|am|usually|always|every"
     r"|could|might|can|let's|\w+'ll|\w+\u2019ll)(?![\w'])"
 )
