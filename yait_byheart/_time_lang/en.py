@@ -38,6 +38,7 @@ PHRASE = re.compile(
     + rf"|the{S}(?P<anspan>week-?end|week|month|year){S}after{S}next"
     + rf"|in{S}(?P<inum>a|one){S}(?P<iunit>fortnight)(?:(?:'s|\u2019s)?{S}time)?"
     + rf"|(?P<anum>a|one){S}(?P<aunit>fortnight){S}ago"
+    + rf"|(?P<inum2>a|one){S}(?P<iunit2>fortnight){S}from{S}(?:now|today)"
     + rf"|(?P<otw>over{S}the{S}week-?end)"
     + rf"|(?P<edir>{alt(DIRS)}){S}(?:(?P<season>{alt(SEASONS)})|(?P<holiday>{alt(HOLIDAYS)}))"
     + ")"

@@ -26,8 +26,9 @@ NUMBERS: dict[str, int] = {
     "algunos": FEW, "unas": FEW, "pocos": FEW,
 }  # fmt: skip
 DIRS: dict[str, int] = {
-    "pasado": -1, "pasada": -1, "anterior": -1, "próximo": 1, "próxima": 1, "proximo": 1,
-    "proxima": 1, "que viene": 1, "este": 0, "esta": 0,
+    "pasado": -1, "pasada": -1, "anterior": -1, "antepasado": -2, "antepasada": -2,
+    "próximo": 1, "próxima": 1, "proximo": 1, "proxima": 1, "que viene": 1, "este": 0,
+    "esta": 0,
 }  # fmt: skip
 WEEKDAYS: dict[str, int] = {
     "lunes": 0, "martes": 1, "miércoles": 2, "miercoles": 2, "jueves": 3, "viernes": 4,
@@ -35,7 +36,17 @@ WEEKDAYS: dict[str, int] = {
 }  # fmt: skip
 _NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
 _SPANS = ("semana", "mes", "año", "fin de semana", "finde")
-_AFTER = ("pasado", "pasada", "que viene", "próximo", "próxima", "proximo", "proxima")
+_AFTER = (
+    "pasado",
+    "pasada",
+    "antepasado",
+    "antepasada",
+    "que viene",
+    "próximo",
+    "próxima",
+    "proximo",
+    "proxima",
+)
 _BEFORE = ("próximo", "próxima", "proximo", "proxima", "pasado")
 
 PHRASE = re.compile(
