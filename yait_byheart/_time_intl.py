@@ -91,11 +91,12 @@ _ASCII_PUNCT = bytes.maketrans(b".,!?;:()[]{}\"'-/", b" " * 16)
 _SPLIT = re.compile(r"[\s.,!?;:()\[\]{}\"'\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1/-]+")
 _OTHER_SCRIPT = re.compile("[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff]")
 # Words of other languages that are English words too, and what stands in for them:
-# "l'an dernier" is found by "dernier", "ce week-end" by "ce".
+# "l'an dernier" is found by "dernier", "ce week-end" by "ce", "il weekend scorso" by "scorso".
 _EN_WORDS = frozenset({"an", "week", "weekend", "weekends"})
 _KEY_STANDINS: dict[str, frozenset[str]] = {
     "fr": frozenset({"dernier", "dernière", "prochain", "prochaine", "passé", "passée", "ce",
                      "il", "dans"}),
+    "it": frozenset({"scorso", "scorsa", "prossimo", "prossima", "questo", "fa", "tra", "fra"}),
 }  # fmt: skip
 _LATIN_KEYS = tuple((lang, _lang_keywords(lang)) for lang in _LATIN)
 _EN_KEYS = _keywords([*en.HOLIDAYS, *en.SEASONS, "fortnight", "weekend", "week-end"])
