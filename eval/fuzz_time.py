@@ -51,6 +51,26 @@ ADVERSARIAL: dict[str, str] = {
     "brackets": "[[[[ last ]]]] ",
     "apostrophes": "last week's ''''' ",
     "no keyword at all": "the quick brown fox jumps over the lazy dog ",
+    # Other languages and the newer English phrases (yait_byheart/_time_lang/).
+    "over the weekend (past)": "We went out over the weekend ",
+    "over the weekend, no stop": "over the weekend went ",
+    "the Friday before": "the Friday before the Friday before last ",
+    "in a fortnight": "in a fortnight in a ",
+    "last summer/Christmas": "last summer last Christmas this fall ",
+    "de: vor vor Tagen": "vor vor zwei Tagen gestern Morgen ",
+    "de: letzte letzte": "letzte letzten nächste Woche ",
+    "fr: il y a il y a": "il y a il y a trois jours hier ",
+    "es: hace hace": "hace hace dos días mañana por la mañana ",
+    "es: en en": "lo hice en en tres días ",
+    "ru: назад": "три три дня назад вчера ",
+    "ru: через": "через через неделю на прошлой ",
+    "zh: 前天前天": "之前天前天上周五上上个月",
+    "zh: digits": "一二三四五六七八九十天前",
+    "ja: 日前": "先週の先週の金曜日3日前",
+    "it: fa fa": "tre tre giorni fa fa ieri sera quest'",
+    "pt: há atrás": "há há dois dias atrás daqui a daqui ",
+    "cjk digits": "１２３４５６７８９０日前",
+    "latin vote words": "der die das le la el los ich je yo ",
     "keyword soup": (
         "this past coming next last the day week weekend month year ago from now "
         "today tonight yesterday tomorrow night morning "
@@ -161,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         "100 chars, 'this' only": hey + "This is the painting I did, it was amazing, so much fun",
         "100 chars, one phrase": hey + "I ran a race last Saturday and it was amazing, so fun.",
         "100 chars, non-ASCII": "Héllo Mél! Great to hear from you. Très bien, à bientôt, ça va?",
+        "100 chars, German phrase": "Hallo Mel! Schön, von dir zu hören. Gestern war ich im Kino.",
+        "100 chars, Chinese phrase": "你好。很高兴收到你的消息。我昨天去了公园。天气很好。",
     }
     print()
     for name, turn in turns.items():

@@ -27,7 +27,7 @@ def assert_sendable(result: dict, query: str) -> None:
 
 TOPICS = {
     "pricing": "the subscription pricing is 55 euro monthly with an annual discount",
-    "garden": "tomatoes and basil are growing in the garden beds this spring",
+    "garden": "tomatoes and basil are growing in the garden beds in spring",
     "travel": "the train to Lisbon leaves from the central station at noon",
     "cooking": "the risotto needs arborio rice, parmesan and slow stirring",
     "music": "the violin lessons moved to Thursday evenings with a new teacher",

@@ -97,7 +97,7 @@ def test_parse_when_returns_a_plain_date_for_a_datetime() -> None:
         "31 February 2023",
         "2023-02-30",
         "2023-13-01",
-        "8 Mayo 2023",
+        "8 Maj 2023",
         "13:56 pm on 8 May, 2023",
         "1:61 pm on 8 May, 2023",
         "2023-05-08T25:00:00",

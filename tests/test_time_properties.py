@@ -239,3 +239,49 @@ def test_yesterday_today_tomorrow(anchor: date) -> None:
         f"yesterday [{format_day(anchor - one)}], today [{format_day(anchor)}], "
         f"tomorrow [{format_day(anchor + one)}]"
     )
+
+
+# --- other languages and the newer English phrases -----------------------------
+
+# Words of every phrase family in every language, with their guards, so soups hit
+# matches, near-misses and guards alike.
+MULTI_FRAGMENTS = [
+    "gestern", "Morgen", "morgen", "guten", "heute", "vor", "drei", "Tagen", "letzte", "Woche",
+    "nächsten", "Freitag", "in", "zwei", "Wochen", "hier", "il y a", "jours", "la", "semaine",
+    "dernière", "Dernier", "samedi", "dans", "ayer", "mañana", "esta", "por", "hace", "días",
+    "próximo", "viernes", "que viene", "desde", "вчера", "завтра", "три", "дня", "назад",
+    "на", "прошлой", "неделе", "через", "больше", "昨天", "三天前", "上周五", "之前天", "下个月",
+    "昨日", "先週の金曜日", "3日前", "今日では", "the", "Friday", "before", "last", "week",
+    "after", "next", "in a fortnight", "over the weekend", "went", "summer", "Christmas",
+    "Last", "fall", "my", "[", "]", "[20 May 2023]", "-", "'", "\u2019", "ich", "je", "el",
+    "ieri", "tre giorni fa", "settimana", "scorsa", "quest'anno", "tra", "ontem", "há",
+    "dias", "atrás", "semana passada", "daqui a", "amanhã", "sexta-feira",
+]  # fmt: skip
+MULTI_SOUP = st.lists(
+    st.one_of(
+        st.sampled_from(MULTI_FRAGMENTS),
+        st.sampled_from([*SEPARATORS, "。", "、"]),
+        st.text(alphabet=st.characters(blacklist_categories=()), max_size=3),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@given(MULTI_SOUP | ANY_TEXT, ANCHORS)
+def test_other_languages_only_insert_and_never_raise(text: str, anchor: date) -> None:
+    inserts = _annotations(text, anchor)
+    positions = [p for p, _ in inserts]
+    assert positions == sorted(set(positions))
+    assert all(NOTE.fullmatch(note) for _, note in inserts)
+    assert resolve_time(text, anchor) == _splice(text, inserts)
+
+
+@given(MULTI_SOUP.filter(lambda t: "[" not in t and "]" not in t), MIDDLE_ANCHORS)
+def test_other_languages_stripping_notes_restores_input(text: str, anchor: date) -> None:
+    assert NOTE.sub("", resolve_time(text, anchor)) == text
+
+
+@given(MULTI_SOUP, MIDDLE_ANCHORS)
+def test_other_languages_idempotent(text: str, anchor: date) -> None:
+    once = resolve_time(text, anchor)
+    assert resolve_time(once, anchor) == once

@@ -13,7 +13,7 @@ from ._settings import Tuning
 from ._state import FORMAT, VERSION, expect, read_stats, read_turn
 
 CONFIG_KEYS = ("budget", "chunk", "stability", "external_margin", "external_share",
-               "external_max", "resolve_time", "ceiling", "language", "callables",
+               "external_max", "resolve_time", "date_order", "ceiling", "language", "callables",
                "tuning")  # fmt: skip
 _HOW = {
     "measure": "measure=your_length_function (the one the Memory was built with)",

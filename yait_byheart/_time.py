@@ -38,27 +38,28 @@ Rules, chosen once and applied everywhere:
 * A phrase already followed by "[" is left alone, so an annotated text fed
   again comes back unchanged; phrases inside a URL or an address
   ("x.com/today") are left alone too.
-* Not covered on purpose: seasons ("last summer": hemisphere-dependent),
-  month names ("last March": this year's or last year's?), bare weekdays
-  ("on Friday": past or future?), "this past week/month/year" (the last seven
-  days or the last calendar week?), hours and minutes.
+* Seasons are meteorological, northern hemisphere ("last summer [June-August
+  2022]"); other languages and the newer English phrases ("the Friday before
+  last", "in a fortnight", "last Christmas") come from ``_time_intl``: see
+  docs/dates.md for every rule.
+* Not covered on purpose: month names ("last March": this year's or last
+  year's?), bare weekdays ("on Friday": past or future?), "this past
+  week/month/year" (the last seven days or the last calendar week?), hours.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
+from . import _time_calc as C
+from . import _time_intl
 from . import _time_re as R
+from ._time_calc import format_day
+from ._time_lang import when as W
 
 __all__ = ["format_day", "parse_when", "resolve_time"]
-
-_ONE_DAY = timedelta(days=1)
-_ONE_WEEK = timedelta(days=7)
-# A few days = 3 to 5: the smallest count above "a couple" and an upper end
-# wide enough to cover what people mean without making the range useless.
-_FEW_DAYS = (3, 5)
 
 # ASCII A-Z -> a-z, nothing else: the lowered copy keeps every position.
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -107,47 +108,6 @@ _PAST_CUES = frozenset(
 _CLAUSE_WINDOW = 80
 
 
-def format_day(d: date) -> str:
-    """A day the way annotations write it: day, full English month, year.
-
-    >>> format_day(date(2023, 5, 20))
-    '20 May 2023'
-    """
-    return f"{d.day} {R.MONTH_NAMES[d.month - 1]} {d.year}"
-
-
-def _format_span(first: date, last: date) -> str:
-    """Two days as one compact span: '15-21 May 2023', '29 May-4 June 2023'."""
-    if first == last:
-        return format_day(first)
-    if first.year != last.year:
-        return f"{format_day(first)}-{format_day(last)}"
-    if first.month != last.month:
-        return f"{first.day} {R.MONTH_NAMES[first.month - 1]}-{format_day(last)}"
-    return f"{first.day}-{format_day(last)}"
-
-
-def _format_month(anchor: date, shift: int) -> str:
-    index = anchor.year * 12 + anchor.month - 1 + shift
-    year, month0 = divmod(index, 12)
-    date(year, month0 + 1, 1)  # raises ValueError outside years 1..9999
-    return f"{R.MONTH_NAMES[month0]} {year}"
-
-
-def _format_year(anchor: date, shift: int) -> str:
-    return str(date(anchor.year + shift, 1, 1).year)  # ValueError outside 1..9999
-
-
-def _week_span(day: date) -> str:
-    monday = day - timedelta(days=day.weekday())
-    return _format_span(monday, monday + timedelta(days=6))
-
-
-def _weekend_span(day: date) -> str:
-    saturday = day + timedelta(days=5 - day.weekday())
-    return _format_span(saturday, saturday + _ONE_DAY)
-
-
 # --- parse_when ---------------------------------------------------------------
 
 
@@ -170,7 +130,7 @@ def _valid_time(hour: str | None, minute: str | None, ampm: str | None) -> bool:
     return h <= 23
 
 
-def _parse_when_str(when: str) -> date | None:
+def _parse_when_str(when: str, order: str | None = None) -> date | None:
     s = R.SPACES.sub(" ", when.strip()).lower()
     if not s or len(s) > R.WHEN_MAX:
         return None
@@ -186,16 +146,17 @@ def _parse_when_str(when: str) -> date | None:
             return None
         return day
     m = R.WHEN_TEXT.fullmatch(s)
-    if m is None:
-        return None
-    month = R.MONTHS.get(m["m1"] or m["m2"])
-    if month is None:
-        return None
+    if m is not None and R.MONTHS.get(m["m1"] or m["m2"]) is not None:
+        return _parse_english(m)
+    return _parse_other(s, order)
+
+
+def _parse_english(m: re.Match[str]) -> date | None:
     for p in ("t", "u"):
         if not _valid_time(m[p + "hour"], m[p + "min"], m[p + "ampm"] or m[p + "ampm2"]):
             return None
     try:
-        day = date(int(m["year"]), month, int(m["d1"] or m["d2"]))
+        day = date(int(m["year"]), R.MONTHS[m["m1"] or m["m2"]], int(m["d1"] or m["d2"]))
     except ValueError:
         return None
     if m["wday"] is not None and R.WEEKDAYS.get(m["wday"]) != day.weekday():
@@ -203,20 +164,69 @@ def _parse_when_str(when: str) -> date | None:
     return day
 
 
+def _ymd(year: str, month: str | int, day: str) -> date | None:
+    try:
+        return date(int(year), int(month), int(day))
+    except ValueError:
+        return None
+
+
+def _parse_other(s: str, order: str | None) -> date | None:
+    """The written forms of other languages (``_time_lang.when``)."""
+    m = W.WHEN_CJK.fullmatch(s)
+    if m is not None:
+        return _ymd(m["y"], m["m"], m["d"])
+    m = W.WHEN_NAMED.fullmatch(s)
+    if m is not None:
+        month = W.MONTHS.get(m["m"])
+        return None if month is None else _ymd(m["y"], month, m["d"])
+    m = W.WHEN_NUMERIC.fullmatch(s)
+    if m is None:
+        return None
+    a, b, c = m["a"], m["b"], m["c"]
+    if len(a) == 4:
+        return _ymd(a, b, c)  # 2023/05/08
+    if len(a) > 2 or len(c) != 4:
+        return None
+    dmy, mdy = _ymd(c, b, a), _ymd(c, a, b)
+    if order == "mdy":
+        return mdy
+    if order == "dmy" or m["sep"] == ".":
+        return dmy  # dotted dates are written day first (08.05.2023)
+    if dmy is None or mdy is None or dmy == mdy:
+        return dmy or mdy
+    return None  # 05/08/2023: 5 August or May 8? Refused unless the order is given
+
+
 # One conversation repeats a session's `when` on every turn; the cache keys
 # are short strings only, so a huge `when` cannot pin megabytes in memory.
 _parse_when_cached = functools.lru_cache(maxsize=256)(_parse_when_str)
 _CACHE_KEY_MAX = 256
+_ORDERS = (None, *W.ORDERS)
 
 
-def parse_when(when: str | date | datetime | None) -> date | None:
+def parse_when(when: str | date | datetime | None, order: str | None = None) -> date | None:
     """The anchor date of a turn, or None when there is none or it cannot be read.
 
     Accepts the LoCoMo form "1:56 pm on 8 May, 2023", "8 May 2023", "8 May,
     2023", "May 8, 2023", "May 8 2023" (ordinals, abbreviated months and a
     leading weekday are accepted too), ISO dates and date-times with or
     without a zone (the date written is the date used: no zone conversion),
-    and ``date``/``datetime`` objects.
+    and ``date``/``datetime`` objects; and the written forms of German, French,
+    Spanish, Italian, Portuguese, Russian, Chinese and Japanese ("8. Mai 2023",
+    "8 de mayo de 2023", "8 мая 2023", "2023年5月8日", "08.05.2023" day
+    first, "2023/05/08").
+
+    Args:
+        when: the date of the turn.
+        order: how to read a slashed or dashed numeric date whose day and
+            month could swap: ``"dmy"`` (05/08/2023 is 5 August), ``"mdy"``
+            (May 8) or None (default: such a date is refused and None returned).
+
+    >>> parse_when("8. Mai 2023"), parse_when("2023年5月8日")
+    (datetime.date(2023, 5, 8), datetime.date(2023, 5, 8))
+    >>> parse_when("05/08/2023") is None, parse_when("05/08/2023", order="mdy")
+    (True, datetime.date(2023, 5, 8))
 
     >>> parse_when("1:56 pm on 8 May, 2023")
     datetime.date(2023, 5, 8)
@@ -232,12 +242,17 @@ def parse_when(when: str | date | datetime | None) -> date | None:
     TypeError: `when` must be a str such as '1:56 pm on 8 May, 2023', '8 May 2023', \
 'May 8, 2023' or '2023-05-08', a date, a datetime, or None; got int
     """
+    if order not in _ORDERS:
+        raise ValueError(
+            f"parse_when: order={order!r}; use 'dmy' (05/08/2023 is 5 August), 'mdy' "
+            "(05/08/2023 is May 8) or None (refuse dates whose day and month could swap)"
+        )
     if when is None:
         return None
     if isinstance(when, str):
         if len(when) <= _CACHE_KEY_MAX:
-            return _parse_when_cached(when)
-        return _parse_when_str(when)
+            return _parse_when_cached(when, order)
+        return _parse_when_str(when, order)
     if isinstance(when, datetime):  # before date: a datetime is a date
         return when.date()
     if isinstance(when, date):
@@ -282,100 +297,90 @@ def _future_clause(lowered: str, start: int) -> bool:
     return False
 
 
-def _last_weekday(anchor: date, weekday: int) -> date:
-    return anchor - timedelta(days=(anchor.weekday() - weekday - 1) % 7 + 1)
+def _guarded(m: re.Match[str], lowered: str) -> bool:
+    """Whether the context around a candidate says it is no date or already annotated."""
+    if R.NEXT_BRACKET.match(lowered, m.end()) is not None:
+        return True  # already annotated (a re-fed text)
+    core_end = m.start("poss") if m["poss"] is not None else m.end()
+    if R.NEXT_OF.match(lowered, core_end) is not None:
+        return True  # "last week of June", "last Friday of the month"
+    return _prev_words(lowered, m.start())[0] in _DETERMINERS  # "the last week", "the next day"
 
 
-def _next_weekday(anchor: date, weekday: int) -> date:
-    return anchor + timedelta(days=(weekday - anchor.weekday() - 1) % 7 + 1)
+def _day_phrase(m: re.Match[str], lowered: str, anchor: date) -> str | None:
+    """yesterday, tomorrow, the day before yesterday, today, this morning, last night."""
+    if m["dayword"] is not None:
+        word = m["dayword"]
+        if word == "tomorrow" and _prev_words(lowered, m.start())[0] in _FIGURATIVE_TOMORROW:
+            return None
+        if "before" in word:
+            return C.format_day(anchor - 2 * C.ONE_DAY)
+        if "after" in word:
+            return C.format_day(anchor + 2 * C.ONE_DAY)
+        return C.format_day(anchor + (C.ONE_DAY if word == "tomorrow" else -C.ONE_DAY))
+    if m["today"] is not None:
+        return C.format_day(anchor)
+    return C.format_day(anchor - C.ONE_DAY if m["part"].startswith("last") else anchor)
 
 
-def _shifted(unit: str, n: int, anchor: date) -> str | None:
-    """The annotation for N units away from the anchor (N < 0: in the past)."""
-    if unit.startswith("day"):
-        return format_day(anchor + timedelta(days=n))
-    if unit.startswith("weekend") or unit.startswith("week-end"):
-        return _weekend_span(anchor + n * _ONE_WEEK)
-    if unit.startswith("week"):
-        return _week_span(anchor + n * _ONE_WEEK)
-    if unit.startswith("month"):
-        return _format_month(anchor, n)
-    return _format_year(anchor, n)
+def _weekday_phrase(m: re.Match[str], text: str, lowered: str, anchor: date) -> str | None:
+    abbrev = m["wd"]
+    if abbrev in R.AMBIGUOUS_WEEKDAYS and not text[m.start("wd")].isupper():
+        return None  # "where I last sat", "the last sun of summer"
+    if abbrev.startswith("sat") and R.NEXT_NIGHT_LIVE.match(lowered, m.end("wd")):
+        return None  # the show, not the day
+    weekday = R.WEEKDAYS[abbrev]
+    if m["wdir"].startswith("last") or m["wdir"].endswith("past"):
+        return C.format_day(C.last_weekday(anchor, weekday))
+    return C.format_day(C.next_weekday(anchor, weekday))
+
+
+def _span_phrase(direction: str, span: str, anchor: date) -> str | None:
+    weekend = span != "week" and span.startswith("week")
+    if direction.endswith("past") or direction.endswith("coming"):
+        if not weekend:
+            return None  # "this past week": last seven days or last week?
+        if direction.endswith("past"):
+            return C.weekend_span(anchor - C.ONE_WEEK)
+        return C.weekend_span(C.next_weekday(anchor, 5))
+    shift = {"last": -1, "this": 0, "next": 1}[direction]
+    return C.shifted(span, shift, anchor)
+
+
+def _count(m: re.Match[str], lowered: str, anchor: date) -> str | None:
+    """N units ago / from now, and "in N units" when the clause reads as future."""
+    if m["num"] is not None:
+        if _is_qualified(lowered, m.start()):
+            return None
+        sign = -1 if m["adir"] == "ago" else 1
+        return _count_phrase(m["num"], m["unit"], sign, anchor)
+    if m["itime"] is None:
+        if R.NEXT_OR.match(lowered, m.end()) is not None:
+            return None  # "in a day or two"
+        if not _future_clause(lowered, m.start()):
+            return None
+    return _count_phrase(m["inum"], m["iunit"], 1, anchor)
 
 
 def _count_phrase(count: str, unit: str, sign: int, anchor: date) -> str | None:
     n = R.number_value(count)
-    if n == R.FEW:
-        if not unit.startswith("day"):
-            return None
-        near, far = (anchor + sign * timedelta(days=k) for k in _FEW_DAYS)
-        return _format_span(min(near, far), max(near, far))
-    return _shifted(unit, sign * n, anchor)
+    return C.count_phrase(C.FEW if n == R.FEW else n, unit, sign, anchor)
 
 
 def _annotation(m: re.Match[str], text: str, lowered: str, anchor: date) -> str | None:
     """The annotation for one candidate phrase, or None when it must stay untouched."""
-    start = m.start()
-    if R.NEXT_BRACKET.match(lowered, m.end()) is not None:
-        return None  # already annotated (a re-fed text)
-    core_end = m.start("poss") if m["poss"] is not None else m.end()
-    if R.NEXT_OF.match(lowered, core_end) is not None:
-        return None  # "last week of June", "last Friday of the month"
-    if _prev_words(lowered, start)[0] in _DETERMINERS:
-        return None  # "the last week", "my last year", "every last", "the next day"
-
+    if _guarded(m, lowered):
+        return None
     if m["before_last"] is not None:
-        unit = m["bl_unit"]
-        if unit == "day":
-            return format_day(anchor - 2 * _ONE_DAY)
-        return _shifted(unit, -2, anchor)
-    if m["dayword"] is not None:
-        word = m["dayword"]
-        if word == "tomorrow" and _prev_words(lowered, start)[0] in _FIGURATIVE_TOMORROW:
-            return None
-        if "before" in word:
-            return format_day(anchor - 2 * _ONE_DAY)
-        if "after" in word:
-            return format_day(anchor + 2 * _ONE_DAY)
-        return format_day(anchor + (_ONE_DAY if word == "tomorrow" else -_ONE_DAY))
-    if m["today"] is not None:
-        return format_day(anchor)
-    if m["part"] is not None:
-        return format_day(anchor - _ONE_DAY if m["part"].startswith("last") else anchor)
+        return C.shifted(m["bl_unit"], -2, anchor)
+    if m["dayword"] is not None or m["today"] is not None or m["part"] is not None:
+        return _day_phrase(m, lowered, anchor)
     if m["wd"] is not None:
-        abbrev = m["wd"]
-        if abbrev in R.AMBIGUOUS_WEEKDAYS and not text[m.start("wd")].isupper():
-            return None  # "where I last sat", "the last sun of summer"
-        if abbrev.startswith("sat") and R.NEXT_NIGHT_LIVE.match(lowered, m.end("wd")):
-            return None  # the show, not the day
-        weekday = R.WEEKDAYS[abbrev]
-        if m["wdir"].startswith("last") or m["wdir"].endswith("past"):
-            return format_day(_last_weekday(anchor, weekday))
-        return format_day(_next_weekday(anchor, weekday))
+        return _weekday_phrase(m, text, lowered, anchor)
     if m["span"] is not None:
-        direction = m["sdir"]
-        span = m["span"]
-        weekend = span != "week" and span.startswith("week")
-        if direction.endswith("past") or direction.endswith("coming"):
-            if not weekend:
-                return None  # "this past week": last seven days or last week?
-            if direction.endswith("past"):
-                return _weekend_span(anchor - _ONE_WEEK)
-            return _weekend_span(_next_weekday(anchor, 5))
-        shift = {"last": -1, "this": 0, "next": 1}[direction]
-        return _shifted(span, shift, anchor)
-    if m["num"] is not None:
-        if _is_qualified(lowered, start):
-            return None
-        sign = -1 if m["adir"] == "ago" else 1
-        return _count_phrase(m["num"], m["unit"], sign, anchor)
-    if m["inum"] is not None:
-        if m["itime"] is None:
-            if R.NEXT_OR.match(lowered, m.end()) is not None:
-                return None  # "in a day or two"
-            if not _future_clause(lowered, start):
-                return None
-        return _count_phrase(m["inum"], m["iunit"], 1, anchor)
+        return _span_phrase(m["sdir"], m["span"], anchor)
+    if m["num"] is not None or m["inum"] is not None:
+        return _count(m, lowered, anchor)
     raise AssertionError(f"PHRASE matched no known group: {m[0]!r}")  # pragma: no cover
 
 
@@ -406,10 +411,17 @@ def _ascii_lower(text: str) -> str:
 
 def _annotations(text: str, anchor: date) -> list[tuple[int, str]]:
     """(position, inserted string) pairs, ascending: the inserts resolve_time makes."""
-    lowered = _ascii_lower(text)
-    if not _may_contain_phrase(lowered):
-        return []
-    return _find(text, lowered, anchor)
+    return _all_inserts(text, _ascii_lower(text), anchor)
+
+
+def _all_inserts(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
+    """English phrases, then other languages and the newer English ones, one per position."""
+    found = _find(text, lowered, anchor) if _may_contain_phrase(lowered) else []
+    more = _time_intl.find(text, lowered, anchor)
+    if more:
+        taken = {pos for pos, _ in found}
+        found = sorted(found + [(p, n) for p, n in dict(more).items() if p not in taken])
+    return found
 
 
 def _find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
@@ -424,12 +436,20 @@ def _find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
     return found
 
 
-def resolve_time(text: str, when: str | date | datetime | None) -> str:
+def resolve_time(text: str, when: str | date | datetime | None, *, order: str | None = None) -> str:
     """Annotate relative dates in ``text`` with the dates they mean on ``when``.
 
     Only inserts " [...]" right after each phrase it resolves; everything else
-    is kept byte for byte. Text is returned unchanged when ``when`` is None,
-    empty or unreadable (see ``parse_when``).
+    is kept byte for byte. Phrases in German, French, Spanish, Italian,
+    Portuguese, Russian, Chinese and Japanese are annotated too, in the same
+    English form (docs/dates.md).
+
+    Args:
+        text: the turn, any language.
+        when: the turn's date (see ``parse_when``); None, empty or unreadable
+            returns ``text`` unchanged.
+        order: passed to ``parse_when``: how to read a numeric ``when`` whose
+            day and month could swap ("dmy" or "mdy"; default None refuses it).
 
     >>> resolve_time("I ran the race last Saturday", "1:56 pm on 25 May, 2023")
     'I ran the race last Saturday [20 May 2023]'
@@ -439,6 +459,8 @@ def resolve_time(text: str, when: str | date | datetime | None) -> str:
     'a few days ago [20-22 May 2023], and two weeks ago [8-14 May 2023]'
     >>> resolve_time("the last week of June", "25 May 2023")
     'the last week of June'
+    >>> resolve_time("Gestern war ich im Kino; 三天前 也是", "25 May 2023")
+    'Gestern [24 May 2023] war ich im Kino; 三天前 [22 May 2023] 也是'
     >>> resolve_time("yesterday", None)
     'yesterday'
     """
@@ -449,12 +471,12 @@ def resolve_time(text: str, when: str | date | datetime | None) -> str:
     if not text or not when:
         return text
     lowered = _ascii_lower(text)
-    if not _may_contain_phrase(lowered):
-        return text  # the common case: no date word at all, ~2 microseconds
-    anchor = parse_when(when)
+    if not _may_contain_phrase(lowered) and not _time_intl.may_apply(text, lowered):
+        return text  # the common case: no date word at all
+    anchor = parse_when(when, order)
     if anchor is None:
         return text
-    inserts = _find(text, lowered, anchor)
+    inserts = _all_inserts(text, lowered, anchor)
     if not inserts:
         return text
     pieces: list[str] = []

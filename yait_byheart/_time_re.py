@@ -107,11 +107,12 @@ _UNIT = r"(?:days?|week-?ends?|weeks?|months?|years?)"
 #: words after) and may reject the candidate.
 PHRASE = re.compile(
     # Not inside a word, a URL or an address ("x.com/today", "www.today.com"),
+    # not glued to a "]" (a word glued to a phrase annotated before, "昨天today"),
     # not after a hyphen ("2-3 days ago" is a range), not the tail of "1,000"
     # or "1.5"; "...yesterday" is fine. The look-ahead on the possible first
     # letters is redundant but cheap: it fails on most characters before the
     # look-behinds run (11 -> 7 microseconds per 100 characters).
-    r"(?=[0-9acdefilnosty])(?<![\w/@-])(?<!\w\.)(?<![0-9],)"
+    r"(?=[0-9acdefilnosty])(?<![\w/@\]-])(?<!\w\.)(?<![0-9],)"
     r"(?:"
     rf"(?P<before_last>the{_S}(?P<bl_unit>day|week-?end|week|month|year){_S}before{_S}last)"
     rf"|(?P<dayword>(?:the{_S})?day{_S}before{_S}yesterday|(?:the{_S})?day{_S}after{_S}tomorrow"

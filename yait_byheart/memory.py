@@ -22,7 +22,7 @@ from . import _checks, _load, _snapshot, _state
 from ._compose import Composer, Request
 from ._conversation import Conversation, Shape
 from ._external import Admission
-from ._ingest import make_turn
+from ._ingest import check_date_order, make_turn
 from ._ranker import Ranker
 from ._render import SAID, Turn
 from ._settings import Tuning
@@ -31,7 +31,7 @@ from ._tools import check_pairs, split_message
 from .protocols import Boundaries, ComposeResult, External, Journal, Retriever
 
 _CONFIG = ("budget", "chunk", "stability", "external_margin", "external_share", "external_max",
-           "resolve_time", "ceiling", "language")  # fmt: skip
+           "resolve_time", "date_order", "ceiling", "language")  # fmt: skip
 _CALLABLES = ("measure", "retriever", "boundaries", "external")
 
 
@@ -56,6 +56,8 @@ class Memory:
         external_share: Budget share outside material may take by default. Default 0.3.
         external_max: Budget share it may take when it wins decisively. Default 1.0.
         resolve_time: Annotate relative dates at append ("last Saturday [20 May 2023]").
+        date_order: How to read a numeric `when` whose day and month could swap
+            (05/08/2023): "dmy", "mdy", or None (default: such a `when` is refused).
         ceiling: The hard limit, as a multiple of budget: no compose sends more. Default 4.
         measure: `f(text) -> int`, the unit of every size (e.g. a tokenizer's length).
         tuning: The selection rules' constants (for experiments; defaults are measured).
@@ -69,6 +71,7 @@ class Memory:
         boundaries: Boundaries | None = None, stability: float = 0.7,
         external: External | None = None, external_margin: float = 0.0,
         external_share: float = 0.3, external_max: float = 1.0, resolve_time: bool = True,
+        date_order: str | None = None,
         ceiling: float = 4.0, measure: Callable[[str], int] | None = None,
         tuning: Tuning | None = None, language: str | None = None,
     ) -> None:  # fmt: skip
@@ -87,6 +90,7 @@ class Memory:
         if tuning is not None and not isinstance(tuning, Tuning):
             raise TypeError(f"{call}: tuning must be a yait_byheart.Tuning")
         self.resolve_time = bool(resolve_time)
+        self.date_order = check_date_order(call, date_order)
         self.retriever, self.boundaries, self.external = retriever, boundaries, external
         self.measure: Callable[[str], int] = measure or len
         self.tuning = tuning or Tuning()
@@ -147,7 +151,7 @@ class Memory:
                 `resolve_time`, relative dates are annotated beside the words.
         """
         turn = make_turn("Memory.append", role, text, kind=kind, source=source, when=when,
-                         resolve=self.resolve_time)  # fmt: skip
+                         resolve=self.resolve_time, order=self.date_order)  # fmt: skip
         with self._lock:
             return self._add(turn)
 
@@ -163,7 +167,7 @@ class Memory:
         call = "Memory.append_message"
         role, text, tools = split_message(message, call)
         turn = make_turn(call, role, text, kind=kind, source=source, when=when,
-                         resolve=self.resolve_time, tools=tools)  # fmt: skip
+                         resolve=self.resolve_time, order=self.date_order, tools=tools)  # fmt: skip
         with self._lock:
             check_pairs(call, tools, self._conv.calls, self._conv.answered)
             return self._add(turn)

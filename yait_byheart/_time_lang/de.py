@@ -1,0 +1,188 @@
+"""German: gestern, vor drei Tagen, letzte Woche, nächsten Freitag, in zwei Wochen."""
+
+from __future__ import annotations
+
+import re
+
+from .._time_calc import FEW
+from . import END, START, Lang, S, alt, starts
+
+FIXED: dict[str, tuple[str, int]] = {
+    "vorgestern": ("day", -2), "gestern": ("day", -1), "heute": ("day", 0),
+    "morgen": ("day", 1), "übermorgen": ("day", 2), "heute nacht": ("day", 0),
+}  # fmt: skip
+_PARTS = ("morgen", "früh", "vormittag", "mittag", "nachmittag", "abend", "nacht")
+UNITS: dict[str, str] = {
+    "tag": "day", "tage": "day", "tagen": "day", "woche": "week", "wochen": "week",
+    "wochenende": "weekend", "wochenenden": "weekend", "monat": "month", "monate": "month",
+    "monaten": "month", "monats": "month", "jahr": "year", "jahre": "year", "jahren": "year",
+}  # fmt: skip
+NUMBERS: dict[str, int] = {
+    "ein": 1, "einem": 1, "einer": 1, "eine": 1, "einen": 1, "zwei": 2, "drei": 3, "vier": 4,
+    "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11,
+    "zwölf": 12, "zwanzig": 20, "ein paar": FEW, "einigen": FEW, "paar": FEW,
+}  # fmt: skip
+DIRS: dict[str, int] = {
+    stem + ending: shift
+    for stem, shift in (("letzt", -1), ("vergangen", -1), ("vorig", -1), ("vorletzt", -2),
+                        ("dies", 0), ("nächst", 1), ("kommend", 1), ("übernächst", 2))
+    for ending in ("e", "en", "er", "es")
+}  # fmt: skip
+WEEKDAYS: dict[str, int] = {
+    "montag": 0, "dienstag": 1, "mittwoch": 2, "donnerstag": 3, "freitag": 4,
+    "samstag": 5, "sonnabend": 5, "sonntag": 6,
+}  # fmt: skip
+_NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
+_SPAN_UNITS = ("woche", "wochenende", "monat", "jahr")
+
+PHRASE = re.compile(
+    START
+    + starts(DIRS, ["vor", "in"], FIXED)
+    + "(?:"
+    + rf"(?P<wdir>{alt(k for k, v in DIRS.items() if v)}){S}(?P<wd>{alt(WEEKDAYS)})"
+    + rf"|(?P<sdir>{alt(DIRS)}){S}(?P<span>{alt(_SPAN_UNITS)})"
+    + rf"|vor{S}(?P<anum>{_NUM}){S}(?P<aunit>{alt(UNITS)})"
+    + rf"|in{S}(?P<inum>{_NUM}){S}(?P<iunit>{alt(UNITS)})"
+    + rf"|(?P<fix>{alt(FIXED)})(?P<part>{S}{alt(_PARTS)})?"
+    + ")"
+    + END
+)
+
+_ARTICLES = frozenset(
+    {"die", "das", "der", "den", "dem", "des", "eine", "einer", "jede", "jeden", "meine",
+     "meinen", "seine", "ihre", "unsere", "deine"}
+)  # fmt: skip
+LANG = Lang(
+    name="de",
+    phrase=PHRASE,
+    fixed=FIXED,
+    units=UNITS,
+    numbers=NUMBERS,
+    dirs=DIRS,
+    weekdays=WEEKDAYS,
+    stopwords=frozenset(
+        {
+            "ich",
+            "du",
+            "wir",
+            "ihr",
+            "sie",
+            "und",
+            "ist",
+            "nicht",
+            "mit",
+            "ein",
+            "eine",
+            "war",
+            "habe",
+            "hat",
+            "haben",
+            "auch",
+            "noch",
+            "schon",
+            "aber",
+            "wie",
+            "mein",
+            "meine",
+            "bin",
+            "sind",
+            "das",
+            "der",
+            "zu",
+            "auf",
+            "für",
+            "dem",
+            "den",
+            "es",
+            "waren",
+            "uns",
+            "mich",
+            "dich",
+            "mir",
+            "dir",
+            "sehr",
+            "gut",
+            "ja",
+            "nein",
+            "heute",
+            "gestern",
+            "bei",
+            "nach",
+            "vor",
+            "im",
+            "am",
+            "um",
+            "ganz",
+            "wieder",
+            "wird",
+            "werde",
+            "kann",
+            "danke",
+        }
+    ),
+    not_after={
+        "morgen": frozenset(
+            {
+                "guten",
+                "heute",
+                "gestern",
+                "vorgestern",
+                "am",
+                "jeden",
+                "den",
+                "der",
+                "dem",
+                "diesen",
+                "einen",
+                "schönen",
+                "frühen",
+                "nächsten",
+                "einem",
+                "ein",
+                "zum",
+            }
+        ),
+        "span": _ARTICLES,
+        "wd": _ARTICLES - {"den", "dem"},
+    },
+    lower_only=frozenset({"morgen"}),
+    past_cues=frozenset(
+        {
+            "hatte",
+            "hatten",
+            "war",
+            "waren",
+            "wurde",
+            "wurden",
+            "gebaut",
+            "geschafft",
+            "geschrieben",
+            "gelernt",
+            "gemacht",
+            "erledigt",
+            "gelesen",
+            "fertig",
+            "gefahren",
+            "gelaufen",
+            "abgeschlossen",
+            "renoviert",
+        }
+    ),
+    # Past participles: "gebaut", "gelernt", "abgeschlossen", "fertiggestellt".
+    past_form=re.compile(r"(?:ab|an|auf|aus|ein|mit|nach|vor|zu|fertig)?ge\w{2,}(?:t|en)"),
+    not_before=re.compile(rf"{S}(?:des|eines)(?!\w)"),
+    keys=(
+        "gestern",
+        "heute",
+        "morgen",
+        "woche",
+        "monat",
+        "jahr",
+        "tag",
+        "letzt",
+        "nächst",
+        "vergangen",
+        "vorig",
+        "kommend",
+    ),
+)

@@ -1,0 +1,138 @@
+"""French: hier, il y a trois jours, la semaine dernière, vendredi prochain, dans deux semaines."""
+
+from __future__ import annotations
+
+import re
+
+from .._time_calc import FEW
+from . import END, START, Lang, S, alt, starts
+
+FIXED: dict[str, tuple[str, int]] = {
+    "avant-hier": ("day", -2), "hier": ("day", -1), "aujourd'hui": ("day", 0),
+    "aujourd\u2019hui": ("day", 0), "demain": ("day", 1), "après-demain": ("day", 2),
+    "ce matin": ("day", 0), "ce soir": ("day", 0), "cet après-midi": ("day", 0),
+    "cette nuit": ("day", 0), "hier soir": ("day", -1), "la veille au soir": ("day", -1),
+}  # fmt: skip
+_PARTS = ("matin", "soir", "après-midi", "midi")
+UNITS: dict[str, str] = {
+    "jour": "day", "jours": "day", "semaine": "week", "semaines": "week", "mois": "month",
+    "an": "year", "ans": "year", "année": "year", "années": "year", "week-end": "weekend",
+    "weekend": "weekend", "week-ends": "weekend", "weekends": "weekend",
+}  # fmt: skip
+NUMBERS: dict[str, int] = {
+    "un": 1, "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7,
+    "huit": 8, "neuf": 9, "dix": 10, "onze": 11, "douze": 12, "quinze": 15, "vingt": 20,
+    "quelques": FEW,
+}  # fmt: skip
+DIRS: dict[str, int] = {
+    "dernier": -1, "dernière": -1, "passé": -1, "passée": -1, "prochain": 1, "prochaine": 1,
+    "ce": 0, "cet": 0, "cette": 0,
+}  # fmt: skip
+WEEKDAYS: dict[str, int] = {
+    "lundi": 0, "mardi": 1, "mercredi": 2, "jeudi": 3, "vendredi": 4, "samedi": 5, "dimanche": 6,
+}  # fmt: skip
+_NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
+_SPANS = ("semaine", "mois", "année", "an", "week-end", "weekend")
+_AFTER = ("dernier", "dernière", "passé", "passée", "prochain", "prochaine")
+
+PHRASE = re.compile(
+    START
+    + starts(WEEKDAYS, _SPANS, ["ce", "il", "dans", "l"], FIXED)
+    + "(?:"
+    + rf"(?P<wd>{alt(WEEKDAYS)}){S}(?P<wdir>{alt(_AFTER)})"
+    + rf"|(?P<span>{alt(_SPANS)}){S}(?P<sdir>{alt(_AFTER)})"
+    + rf"|(?P<sdir2>ce|cet|cette){S}(?P<span2>{alt(_SPANS)})(?:-ci)?"
+    + rf"|il{S}y{S}a{S}(?P<anum>{_NUM}){S}(?P<aunit>{alt(UNITS)})"
+    + rf"|dans{S}(?P<inum>{_NUM}){S}(?P<iunit>{alt(UNITS)})"
+    + rf"|(?P<fix>{alt(FIXED)})(?P<part>{S}{alt(_PARTS)})?"
+    + ")"
+    + END
+)
+
+LANG = Lang(
+    name="fr",
+    phrase=PHRASE,
+    fixed=FIXED,
+    units=UNITS,
+    numbers=NUMBERS,
+    dirs=DIRS,
+    weekdays=WEEKDAYS,
+    stopwords=frozenset(
+        {
+            "je",
+            "tu",
+            "il",
+            "elle",
+            "nous",
+            "vous",
+            "ils",
+            "et",
+            "est",
+            "pas",
+            "le",
+            "les",
+            "un",
+            "une",
+            "avec",
+            "pour",
+            "sur",
+            "mais",
+            "suis",
+            "ai",
+            "avons",
+            "était",
+            "c'est",
+            "j'ai",
+            "c\u2019est",
+            "j\u2019ai",
+            "du",
+            "des",
+            "au",
+            "aux",
+            "ce",
+            "cette",
+            "mon",
+            "ma",
+            "mes",
+            "très",
+            "bien",
+            "oui",
+            "non",
+            "merci",
+            "qui",
+            "que",
+            "on",
+            "été",
+            "fait",
+            "dans",
+            "hier",
+            "aujourd'hui",
+            "demain",
+            "ça",
+            "ne",
+            "se",
+            "qu'il",
+            "y",
+        }
+    ),
+    not_after={"span": frozenset({"chaque", "toute", "une"}), "ce matin": frozenset({"de"})},
+    lower_only=frozenset(_AFTER),
+    keys=(
+        "hier",
+        "aujourd",
+        "demain",
+        "ce matin",
+        "ce soir",
+        "cet apr",
+        "cette",
+        "il y a",
+        "dans ",
+        "dernier",
+        "dernière",
+        "passé",
+        "prochain",
+        "semaine",
+        "mois",
+        "ce week",
+    ),
+)
