@@ -49,3 +49,23 @@ def measured(measure: Any, text: str) -> int:
             f"Memory: measure({text[:20]!r}...) returned {n!r}; it must return an int >= 0"
         )
     return n
+
+
+def turn_index(call: str, index: object, n: int) -> int:
+    """`index` as a position from 0 to n - 1 if it names one of `n` turns (negatives count
+    from the end, as in a list)."""
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise TypeError(f"{call}: index must be an int, got {type(index).__name__}")
+    if not -n <= index < n:
+        raise IndexError(f"{call}: no turn {index}; valid indices are 0 to {n - 1}")
+    return index % n
+
+
+def query(call: str, text: object, external_query: object) -> None:
+    """A compose's query: a str that says something, or None."""
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"{call}: query must be a str or None, got {type(text).__name__}")
+    if text is not None and not text.strip():
+        raise ValueError(f"{call}: query is blank; pass the user's new message or None")
+    if not isinstance(external_query, str):
+        raise TypeError(f"{call}: external_query must be a str")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from . import _ranking
+from . import _ranking, _snapshot
 from ._conversation import Conversation
 from ._settings import Tuning
 from ._tokens import Tokenizer
@@ -109,3 +109,17 @@ class Ranker:
                 retriever.add([self.conv.stretch_text(k) for k in kept], ids=kept)
         elif fed:
             self.fed = -1  # fitted again, whole, by the next compose
+
+    def dump_snapshot(self) -> bytes:
+        """The index of every closed stretch as bytes (see `_snapshot`)."""
+        self.sync()
+        return _snapshot.dump(self.conv, self.index, self.tokenizer.snapshot_id)
+
+    def load_snapshot(self, data: bytes) -> int:
+        """Take the index from `data` if it was built from exactly these stretches by this
+        tokenizer; how many stretches it supplied (0: ignored, they are indexed anew)."""
+        index = _snapshot.load(self.conv, data, self.tokenizer.snapshot_id)
+        if index is None:
+            return 0
+        self.index = index
+        return len(index)

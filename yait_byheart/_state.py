@@ -117,6 +117,14 @@ def _read_tool(raw: object, where: str) -> Part:
 # -- the sticky state ------------------------------------------------------------------------
 
 
+def memory_record(
+    config: dict[str, Any], conv: Conversation, state: dict[str, Any]
+) -> dict[str, Any]:
+    """What `Memory.to_dict` returns: the settings, every turn with its cuts, the state."""
+    turns = [turn_record(t, *conv.record_cuts(i)) for i, t in enumerate(conv.turns)]
+    return {"format": FORMAT, "version": VERSION, "config": config, "turns": turns, "state": state}
+
+
 def state_record(
     ctx: SentContext | None, growth: float, stats: Mapping[str, int]
 ) -> dict[str, Any]:

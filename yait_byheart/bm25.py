@@ -30,6 +30,7 @@ _DUMP_HEADER = struct.Struct("<4sIIII")  # magic, documents, terms, postings, te
 _BANDED = 256
 # Bounds are raised by this factor so float rounding cannot make one fall short of a sum.
 _SLACK = 1.0 + 1e-9
+Scores = dict[int, float]  # document id -> score so far
 
 
 def idf(df: int, n_docs: int) -> float:
@@ -312,23 +313,42 @@ class Index:
           unless its score plus the most the terms left could add stays below `kth`; it then
           keeps a lower bound.
         Every score of a document that may be in the head is exact, summed in the same order
-        as a full walk. At 100,000 turns (k = 74) this is 1.5-1.7x faster than MaxScore with
-        one bound per term, which rarely prunes at that k (`python eval/ab_head.py`).
+        as a full walk (speed: docs/benchmarks.md, "Speed").
         """
-        postings = self._postings
         n_docs = len(self._lengths)
         terms = self._rarest_first(query_terms)
         if not terms or n_docs == 0:
             return [], {}
-        avg_len = self._total_len / n_docs
-        lengths = self._lengths
         # norm(doc) = a + c * len(doc), the denominator's length part of the tf weight.
-        a, c = K1 * (1.0 - B), K1 * B / avg_len
-        k1_plus = K1 + 1.0
-        weights = [idf(len(postings[t]), n_docs) * k1_plus for t in terms]
-        banded = [len(postings[t]) >= _BANDED for t in terms]
+        a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
+        weights = [idf(len(self._postings[t]), n_docs) * (K1 + 1.0) for t in terms]
+        banded = [len(self._postings[t]) >= _BANDED for t in terms]
+        left_bound = self._left_bounds(terms, weights, banded, a, c)
+        scores: dict[int, float] = {}
+        kth = 0.0
+        closed = False  # no document outside `scores` can reach the head any more
+        for i, term in enumerate(terms):
+            cut = 0.0
+            if banded[i] and len(scores) >= k:
+                # Scores only grow, so an earlier k-th score still bounds the head from below:
+                # the k-th search (a pass over thousands of scores) runs only when it must.
+                if kth <= left_bound[i + 1] and max(scores.values()) > left_bound[i + 1]:
+                    kth = heapq.nlargest(k, scores.values())[-1]
+                cut = kth - left_bound[i + 1]
+            if cut <= 0.0 and not closed:
+                self._add_all(term, weights[i], a, c, scores)
+                continue
+            self._add_reaching(term, weights[i], a, c, scores, kth - left_bound[i])
+            if not closed:
+                closed = self._add_unseen(term, weights[i], a, c, scores, cut)
+        return _head_of(scores, k), scores
+
+    def _left_bounds(
+        self, terms: list[str], weights: list[float], banded: list[bool], a: float, c: float
+    ) -> list[float]:
+        """For each i, the most terms i.. can still add to any document's score."""
         shortest = a + c * self._shortest()
-        left_bound = [0.0] * (len(terms) + 1)  # the most terms i.. can still add
+        left_bound = [0.0] * (len(terms) + 1)
         for i in range(len(terms) - 1, -1, -1):
             weight = weights[i]
             if banded[i]:
@@ -341,54 +361,55 @@ class Index:
                 tf = self._max_tf[terms[i]]
                 most = weight * tf / (tf + shortest)
             left_bound[i] = left_bound[i + 1] + most * _SLACK
-        scores: dict[int, float] = {}
-        get = scores.get
-        kth = 0.0
-        closed = False  # no document outside `scores` can reach the head any more
-        for i, term in enumerate(terms):
-            weight = weights[i]
-            entry = postings[term]
-            cut = 0.0
-            if banded[i] and len(scores) >= k:
-                # Scores only grow, so an earlier k-th score still bounds the head from below:
-                # the k-th search (a pass over thousands of scores) runs only when it must.
-                if kth <= left_bound[i + 1] and max(scores.values()) > left_bound[i + 1]:
-                    kth = heapq.nlargest(k, scores.values())[-1]
-                cut = kth - left_bound[i + 1]
-            if cut <= 0.0 and not closed:
-                for doc_id, tf in entry.items():
-                    scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + a + c * lengths[doc_id])
-                continue
-            # Documents already scored: the share (the same expression, the same floats),
-            # unless they can no longer reach the head (then their score stays a lower bound).
-            reach = kth - left_bound[i]
-            for doc_id in scores.keys() & entry.keys():
-                s = scores[doc_id]
-                if s >= reach:
-                    tf = entry[doc_id]
-                    scores[doc_id] = s + weight * tf / (tf + a + c * lengths[doc_id])
-            if closed:
-                continue
-            # Documents not seen yet: only those in groups whose share reaches `cut` (none
-            # were passed over before, so this share is their score so far).
-            for tf, by_len in self._banded(term).items():
-                top = weight * tf
-                for length in sorted(by_len):
-                    share = top / (tf + a + c * length)
-                    if share < cut:  # longer documents of this tf get less
-                        # A document left here holds less than `cut`: less than `kth` with
-                        # all the later terms' most, and so does any document they add.
-                        closed = True
-                        break
-                    for doc_id in by_len[length]:
-                        if doc_id not in scores:
-                            scores[doc_id] = share
-        if len(scores) > 4 * k:
-            # Only pairs at or above the k-th score are built and sorted: with 3,000 scored
-            # documents (100,000 turns) this is 2x faster than heapq.nlargest over all pairs.
-            kth = heapq.nlargest(k, scores.values())[-1]
-            return _best(((s, d) for d, s in scores.items() if s >= kth), k), scores
-        return _best(zip(scores.values(), scores.keys(), strict=True), k), scores
+        return left_bound
+
+    def _add_all(self, term: str, weight: float, a: float, c: float, scores: Scores) -> None:
+        """Every document of `term`'s list gets its share."""
+        get, lengths = scores.get, self._lengths
+        for doc_id, tf in self._postings[term].items():
+            scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + a + c * lengths[doc_id])
+
+    def _add_reaching(
+        self, term: str, weight: float, a: float, c: float, scores: Scores, reach: float
+    ) -> None:
+        """Documents already scored get the share (the same expression, the same floats),
+        unless they can no longer reach the head (their score then stays a lower bound)."""
+        entry, lengths = self._postings[term], self._lengths
+        for doc_id in scores.keys() & entry.keys():
+            s = scores[doc_id]
+            if s >= reach:
+                tf = entry[doc_id]
+                scores[doc_id] = s + weight * tf / (tf + a + c * lengths[doc_id])
+
+    def _add_unseen(
+        self, term: str, weight: float, a: float, c: float, scores: Scores, cut: float
+    ) -> bool:
+        """Documents not seen yet, from the groups whose share reaches `cut` (none was passed
+        over before, so that share is their score so far). True once a group is passed over:
+        a document left there holds less than `kth` with all later terms' most, and so does
+        any document a later term adds."""
+        passed_over = False
+        for tf, by_len in self._banded(term).items():
+            top = weight * tf
+            for length in sorted(by_len):
+                share = top / (tf + a + c * length)
+                if share < cut:  # longer documents of this tf get less
+                    passed_over = True
+                    break
+                for doc_id in by_len[length]:
+                    if doc_id not in scores:
+                        scores[doc_id] = share
+        return passed_over
+
+
+def _head_of(scores: Scores, k: int) -> list[tuple[float, int]]:
+    """The `k` best (score, id) pairs of `scores`, best first."""
+    if len(scores) > 4 * k:
+        # Only pairs at or above the k-th score are built and sorted: with thousands of scored
+        # documents this beats heapq.nlargest over all pairs (docs/benchmarks.md, "Speed").
+        kth = heapq.nlargest(k, scores.values())[-1]
+        return _best(((s, d) for d, s in scores.items() if s >= kth), k)
+    return _best(zip(scores.values(), scores.keys(), strict=True), k)
 
 
 def _best(pairs: Iterable[tuple[float, int]], k: int) -> list[tuple[float, int]]:

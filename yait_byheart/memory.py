@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
-from . import _checks, _load, _snapshot, _state
+from . import _checks, _load, _state
 from ._compose import Composer, Request
 from ._conversation import Conversation, Shape
 from ._external import Admission
@@ -107,10 +107,6 @@ class Memory:
         self._journal: Journal | None = None
         self._snapshot_stretches = 0
 
-    @property
-    def _tokenizer_id(self) -> int:
-        return self._ranker.tokenizer.snapshot_id
-
     def __len__(self) -> int:
         return len(self._conv)
 
@@ -187,13 +183,7 @@ class Memory:
         """Blank turn `index` everywhere (index, output, persistence); positions stay stable."""
         with self._lock:
             conv = self._conv
-            if isinstance(index, bool) or not isinstance(index, int):
-                raise TypeError(f"Memory.redact: index must be an int, got {type(index).__name__}")
-            if not -len(conv) <= index < len(conv):
-                raise IndexError(
-                    f"Memory.redact: no turn {index}; valid indices are 0 to {len(conv) - 1}"
-                )
-            index %= len(conv)
+            index = _checks.turn_index("Memory.redact", index, len(conv))
             old = conv.turns[index]
             if old.redacted:
                 return
@@ -226,14 +216,7 @@ class Memory:
             A `ComposeResult` (see `yait_byheart.protocols`). No compose sends more than
             `ceiling` x `budget`; a query larger than that alone raises ValueError.
         """
-        if query is not None and not isinstance(query, str):
-            raise TypeError(
-                f"Memory.compose: query must be a str or None, got {type(query).__name__}"
-            )
-        if query is not None and not query.strip():
-            raise ValueError("Memory.compose: query is blank; pass the user's new message or None")
-        if not isinstance(external_query, str):
-            raise TypeError("Memory.compose: external_query must be a str")
+        _checks.query("Memory.compose", query, external_query)
         with self._lock:
             request = Request.make(self._conv, query, external_query)
             plan = self._composer.plan(request)
@@ -257,17 +240,9 @@ class Memory:
             config["callables"] = [n for n, g in zip(_CALLABLES, given, strict=True) if g]
             if self.tuning != Tuning():
                 config["tuning"] = vars(self.tuning).copy()
-            composer = self._composer
-            return {
-                "format": _state.FORMAT,
-                "version": _state.VERSION,
-                "config": config,
-                "turns": [
-                    _state.turn_record(t, *self._conv.record_cuts(i))
-                    for i, t in enumerate(self._conv.turns)
-                ],
-                "state": _state.state_record(composer.ctx, composer.growth, composer.stats),
-            }
+            c = self._composer
+            state = _state.state_record(c.ctx, c.growth, c.stats)
+            return _state.memory_record(config, self._conv, state)
 
     @classmethod
     def from_dict(
@@ -287,9 +262,8 @@ class Memory:
         with _load.collector_paused():
             for turn, opens, cuts in saved.turns:
                 mem._conv.add(turn, mem._conv.layout(turn, opens, cuts or None))
-            snap = index_snapshot and _snapshot.load(mem._conv, index_snapshot, mem._tokenizer_id)
-            if snap:
-                mem._ranker.index, mem._snapshot_stretches = snap, len(snap)
+            if index_snapshot:
+                mem._snapshot_stretches = mem._ranker.load_snapshot(index_snapshot)
             mem._ranker.sync()  # reopened means ready: the first compose pays nothing extra
         composer = mem._composer
         if saved.growth is not None:
@@ -309,8 +283,7 @@ class Memory:
     def index_snapshot(self) -> bytes:
         """The retrieval index of the closed stretches as bytes, for `from_dict` (stores)."""
         with self._lock:
-            self._ranker.sync()
-            return _snapshot.dump(self._conv, self._ranker.index, self._tokenizer_id)
+            return self._ranker.dump_snapshot()
 
     @property
     def stretch_count(self) -> int:
