@@ -8,15 +8,16 @@ leaves the Memory as it was.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from . import _external, _selection
 from ._context import ENTRY, Item, SentContext
 from ._conversation import Conversation
 from ._ranker import Ranker
-from ._render import OMITTED_MARKER, Part, assemble, text_part, tool_line
+from ._render import OMITTED_MARKER, Part, Turn, assemble, text_part, tool_line
 
 Result = dict[str, Any]
 
@@ -39,6 +40,9 @@ class Request:
     query: str  # "" when the messages end with the conversation as appended
     external_query: str
     echoed: bool = False  # the query is the last turn: it ends the messages, once
+    # The first entry of the request being answered (the last user turn and what followed
+    # it): the kept context stops before it, so these entries end the messages, in order.
+    current: int = 2**62
 
     @classmethod
     def make(cls, conv: Conversation, query: str | None, external_query: str) -> Request:
@@ -51,13 +55,16 @@ class Request:
                 last is not None and last.role == "user" and not last.redacted
                 and last.text == query and conv.entries[-1].parts == 1
             )  # fmt: skip
-            return cls(query, "" if echoed else query, external_query or query, echoed)
+            current = len(conv.entries) - 1 if echoed else len(conv.entries)
+            return cls(query, "" if echoed else query, external_query or query, echoed, current)
         if last is None:
             raise ValueError(
                 "Memory.compose: nothing to send: no query and no turns; pass the user's message"
             )
-        said = next((t.shown for t in reversed(turns) if t.role == "user" and t.shown), "")
-        return cls(said, "", external_query)
+        asked = next((i for i in range(len(turns) - 1, -1, -1) if _asks(turns[i])), None)
+        if asked is None:
+            return cls("", "", external_query)
+        return cls(turns[asked].shown, "", external_query, current=conv.first_entry[asked])
 
 
 class Composer:
@@ -97,16 +104,14 @@ class Composer:
                 f"Memory.compose: the query alone measures {q_size}, above the hard limit "
                 f"ceiling x budget = {limit}; shorten it, or raise budget or ceiling"
             )
-        upto = self.conv.pending()
-        if request.echoed:
-            upto = min(upto, len(self.conv.entries) - 1)
+        upto = min(self.conv.pending(), request.current)
         plan = Plan(ctx=None, growth=self.growth, upto=upto)
         plan.counts["composes"] += 1
         open_size = self._open_rendered_size()
         ext_text, sources = self._external(request, limit - q_size - open_size)
         ext_size = self.measure(ext_text) if ext_text else 0
         room = self.budget - q_size - ext_size
-        ctx = self._next_context(plan, request.select_by, room, limit - q_size - ext_size)
+        ctx = self._next_context(plan, request, room, limit - q_size - ext_size)
         plan.result = self._result(plan, ctx, request, ext_text, sources, q_size)
         if sources:
             plan.counts["external_admitted"] += 1
@@ -114,14 +119,14 @@ class Composer:
 
     # -- which context -----------------------------------------------------------------
 
-    def _next_context(self, plan: Plan, select_by: str, room: int, hard: int) -> SentContext:
+    def _next_context(self, plan: Plan, request: Request, room: int, hard: int) -> SentContext:
         """Keep the last context and append to it, or rebuild (rules 1-3); then hold the
         limit: rebuild, then drop the selected block, then trim to the newest entries."""
         saved = (plan.growth, Counter(plan.counts))
-        ctx = self._choose(plan, select_by, room)
+        ctx = self._choose(plan, request, room)
         if self._full_size(ctx) <= hard:
             return ctx
-        for fresh in self._fallbacks(plan, select_by, room):
+        for fresh in self._fallbacks(plan, request, room):
             plan.growth, plan.counts, plan.rebuilt = saved[0], Counter(saved[1]), False
             ctx = self._rebuild(plan, fresh)
             if self._full_size(ctx) <= hard:
@@ -129,19 +134,19 @@ class Composer:
         plan.growth, plan.counts = saved[0], Counter(saved[1])
         return self._trimmed(plan, hard)
 
-    def _fallbacks(self, plan: Plan, select_by: str, room: int) -> list[list[int]]:
+    def _fallbacks(self, plan: Plan, request: Request, room: int) -> list[list[int]]:
         if plan.rebuilt:
             return [[]]
-        fresh, _ = self._select(select_by, room - self._open_rendered_size())
+        fresh, _ = self._select(request, room - self._open_rendered_size())
         return [fresh, []]
 
-    def _choose(self, plan: Plan, select_by: str, room: int) -> SentContext:
+    def _choose(self, plan: Plan, request: Request, room: int) -> SentContext:
         conv, ctx = self.conv, self.ctx
         if conv.total_size <= room:
             if ctx is not None and ctx.start == 0 and not ctx.stretches:
                 return self._extended(plan, ctx, [])
             return self._rebuild_everything(plan)
-        fresh, weights = self._select(select_by, room - self._open_rendered_size())
+        fresh, weights = self._select(request, room - self._open_rendered_size())
         if ctx is None or self.stability == 0:
             return self._rebuild(plan, fresh)
         t = self.ranker.tuning
@@ -156,14 +161,27 @@ class Composer:
             return self._rebuild(plan, fresh)
         return self._extended(plan, ctx, sorted(joining))
 
-    def _select(self, select_by: str, room: int) -> tuple[list[int], list[float]]:
+    def _select(self, request: Request, room: int) -> tuple[list[int], list[float]]:
         conv, ranker = self.conv, self.ranker
         exact = ranker.exact_k()
         return _selection.select(
-            ranker.ranked(select_by), conv.stretch_sizes, room, exact=exact,
+            self._ranked(request), conv.stretch_sizes, room, exact=exact,
             sliver=conv.shape.stretch_size // 2, misfits=ranker.tuning.misfits,
             saving=conv.join_saving,
         )  # fmt: skip
+
+    def _ranked(self, request: Request) -> Iterator[tuple[int, float]]:
+        """The ranking for the request; a closed stretch holding the request being answered
+        (an agent's long tool rounds closed it) comes first: the rounds need their question."""
+        ranked = self.ranker.ranked(request.select_by)
+        if request.current >= self.conv.open_start:
+            return ranked
+        own = self.conv.stretch_of(request.current)
+        first = next(ranked, None)
+        if first is None:
+            return iter(())
+        rest = (r for r in chain([first], ranked) if r[0] != own)
+        return chain([(own, first[1])], rest)
 
     def _keep_limit(self) -> float:
         t = self.ranker.tuning
@@ -205,13 +223,14 @@ class Composer:
     # -- the size limit --------------------------------------------------------------------
 
     def _tail(self, ctx: SentContext) -> list[Item]:
-        """Entries after the context (a call still waiting for its result), sent as text."""
+        """Entries after the context: the current request, as appended (tool pairs whole in
+        it native), and a call still waiting for its result (as text)."""
         end = len(self.conv.entries)
         if ctx.upto >= end:
             return []
         probe = ctx.copy()
         for i in range(ctx.upto, end):
-            probe.add_entry(self.conv, i, end, replay=set())
+            probe.add_entry(self.conv, i, end)
         return probe.items[len(ctx.items) :]
 
     def _full_size(self, ctx: SentContext) -> int:
@@ -263,7 +282,7 @@ class Composer:
     ) -> Result:  # fmt: skip
         trimmed = plan.counts["trimmed"] > 0
         tail = [] if trimmed else self._tail(ctx)
-        pieces, where = self._pieces(ctx.items + tail, ext_text, request.query)
+        pieces, where = self._pieces(ctx.items, ext_text, tail, request.query)
         messages, at = assemble(pieces)
         where = [at[p] for p in where]
         kept_items = len(ctx.items)
@@ -294,8 +313,10 @@ class Composer:
 
     @staticmethod
     def _pieces(
-        items: list[Item], ext_text: str, query: str
+        items: list[Item], ext_text: str, tail: list[Item], query: str
     ) -> tuple[list[tuple[str, list[Part]]], list[int]]:
+        """Messages in order: the kept context, outside material, the current request (the
+        entries after the context), the query; and where each context item went."""
         pieces: list[tuple[str, list[Part]]] = []
         where: list[int] = []
         for item in items:
@@ -308,9 +329,15 @@ class Composer:
             where.append(len(pieces) - 1)
         if ext_text:
             pieces.append(("user", [text_part(ext_text)]))
+        pieces += [(item.role, _item_parts(item)) for item in tail]
         if query:
             pieces.append(("user", [text_part(query)]))
         return pieces, where
+
+
+def _asks(turn: Turn) -> bool:
+    """Whether `turn` is a user's request (words, not only tool results)."""
+    return turn.role == "user" and bool(turn.shown)
 
 
 class _Kept:

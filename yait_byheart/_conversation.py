@@ -203,6 +203,8 @@ class Conversation:
             return False
         if piece.part > 0:
             return state.size >= shape.stretch_size
+        if not piece.turn.shown:
+            return False  # tool results only: an agent's rounds stay with the request they serve
         if piece.turn.role != "user" and not shape.tuning.close_at_any_turn:
             return False
         if shape.boundaries is not None:
