@@ -39,6 +39,16 @@ def alt(words: Iterable[str]) -> str:
     return "(?:" + "|".join(re.escape(w).replace(r"\ ", " ").replace(" ", S) for w in ordered) + ")"
 
 
+def words(text: str) -> frozenset[str]:
+    """The words of ``text``, split on white space: a word table written as text
+    (a call on a string literal keeps a long one as lines under ``ruff format``).
+
+    >>> sorted(words("ich du wir"))
+    ['du', 'ich', 'wir']
+    """
+    return frozenset(text.split())
+
+
 def starts(*tables: Iterable[str]) -> str:
     """A look-ahead on the first letters the phrases can start with: it fails fast
     at most positions, before the alternations run (about 4x faster on a turn).
@@ -88,4 +98,3 @@ class Lang:
     past_cues: frozenset[str] = frozenset()
     past_form: re.Pattern[str] | None = None
     not_before: re.Pattern[str] | None = None
-    keys: tuple[str, ...] = ()

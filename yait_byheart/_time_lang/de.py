@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts
+from . import END, START, Lang, S, alt, starts, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "vorgestern": ("day", -2), "gestern": ("day", -1), "heute": ("day", 0),
@@ -48,141 +48,31 @@ PHRASE = re.compile(
     + END
 )
 
-_ARTICLES = frozenset(
-    {"die", "das", "der", "den", "dem", "des", "eine", "einer", "jede", "jeden", "meine",
-     "meinen", "seine", "ihre", "unsere", "deine"}
-)  # fmt: skip
+_ARTICLES = words("""
+    die das der den dem des eine einer jede jeden meine meinen seine ihre unsere deine
+""")
+STOPWORDS = words("""
+    ich du wir ihr sie und ist nicht mit ein eine war habe hat haben auch noch schon aber wie
+    mein meine bin sind das der zu auf für dem den es waren uns mich dich mir dir sehr gut ja
+    nein heute gestern bei nach vor im am um ganz wieder wird werde kann danke
+""")
+NOT_AFTER: dict[str, frozenset[str]] = {
+    "morgen": words("""
+        guten heute gestern vorgestern am jeden den der dem diesen einen schönen frühen
+        nächsten einem ein zum
+    """),
+    "span": _ARTICLES,
+    "wd": _ARTICLES - {"den", "dem"},
+}
+PAST_CUES = words("""
+    hatte hatten war waren wurde wurden gebaut geschafft geschrieben gelernt gemacht erledigt
+    gelesen fertig gefahren gelaufen abgeschlossen renoviert
+""")
+# Past participles: "gebaut", "gelernt", "abgeschlossen", "fertiggestellt".
+PAST_FORM = re.compile(r"(?:ab|an|auf|aus|ein|mit|nach|vor|zu|fertig)?ge\w{2,}(?:t|en)")
+
 LANG = Lang(
-    name="de",
-    phrase=PHRASE,
-    fixed=FIXED,
-    units=UNITS,
-    numbers=NUMBERS,
-    dirs=DIRS,
-    weekdays=WEEKDAYS,
-    stopwords=frozenset(
-        {
-            "ich",
-            "du",
-            "wir",
-            "ihr",
-            "sie",
-            "und",
-            "ist",
-            "nicht",
-            "mit",
-            "ein",
-            "eine",
-            "war",
-            "habe",
-            "hat",
-            "haben",
-            "auch",
-            "noch",
-            "schon",
-            "aber",
-            "wie",
-            "mein",
-            "meine",
-            "bin",
-            "sind",
-            "das",
-            "der",
-            "zu",
-            "auf",
-            "für",
-            "dem",
-            "den",
-            "es",
-            "waren",
-            "uns",
-            "mich",
-            "dich",
-            "mir",
-            "dir",
-            "sehr",
-            "gut",
-            "ja",
-            "nein",
-            "heute",
-            "gestern",
-            "bei",
-            "nach",
-            "vor",
-            "im",
-            "am",
-            "um",
-            "ganz",
-            "wieder",
-            "wird",
-            "werde",
-            "kann",
-            "danke",
-        }
-    ),
-    not_after={
-        "morgen": frozenset(
-            {
-                "guten",
-                "heute",
-                "gestern",
-                "vorgestern",
-                "am",
-                "jeden",
-                "den",
-                "der",
-                "dem",
-                "diesen",
-                "einen",
-                "schönen",
-                "frühen",
-                "nächsten",
-                "einem",
-                "ein",
-                "zum",
-            }
-        ),
-        "span": _ARTICLES,
-        "wd": _ARTICLES - {"den", "dem"},
-    },
-    lower_only=frozenset({"morgen"}),
-    past_cues=frozenset(
-        {
-            "hatte",
-            "hatten",
-            "war",
-            "waren",
-            "wurde",
-            "wurden",
-            "gebaut",
-            "geschafft",
-            "geschrieben",
-            "gelernt",
-            "gemacht",
-            "erledigt",
-            "gelesen",
-            "fertig",
-            "gefahren",
-            "gelaufen",
-            "abgeschlossen",
-            "renoviert",
-        }
-    ),
-    # Past participles: "gebaut", "gelernt", "abgeschlossen", "fertiggestellt".
-    past_form=re.compile(r"(?:ab|an|auf|aus|ein|mit|nach|vor|zu|fertig)?ge\w{2,}(?:t|en)"),
-    not_before=re.compile(rf"{S}(?:des|eines)(?!\w)"),
-    keys=(
-        "gestern",
-        "heute",
-        "morgen",
-        "woche",
-        "monat",
-        "jahr",
-        "tag",
-        "letzt",
-        "nächst",
-        "vergangen",
-        "vorig",
-        "kommend",
-    ),
-)
+    "de", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, stopwords=STOPWORDS,
+    not_after=NOT_AFTER, lower_only=frozenset({"morgen"}), past_cues=PAST_CUES,
+    past_form=PAST_FORM, not_before=re.compile(rf"{S}(?:des|eines)(?!\w)"),
+)  # fmt: skip

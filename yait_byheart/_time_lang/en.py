@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from .. import _time_re as R
-from . import END, START, Lang, S, alt, starts
+from . import END, START, Lang, S, alt, starts, words
 
 #: Fixed-date holidays: lower-case name -> (month, day).
 HOLIDAYS: dict[str, tuple[int, int]] = {
@@ -54,71 +54,13 @@ LANG = Lang(
     dirs=DIRS,
     weekdays=R.WEEKDAYS,
     not_after=dict.fromkeys(
-        ("season", "holiday"),
-        frozenset(
-            {
-                "the",
-                "a",
-                "an",
-                "my",
-                "your",
-                "his",
-                "her",
-                "its",
-                "our",
-                "their",
-                "this",
-                "every",
-                "each",
-                "one's",
-            }
-        ),
+        ("season", "holiday"), words("the a an my your his her its our their this every each one's")
     ),
     lower_only=frozenset({"last", "next", "this"}),
-    past_cues=frozenset(
-        {
-            "was",
-            "were",
-            "did",
-            "had",
-            "took",
-            "done",
-            "got",
-            "made",
-            "built",
-            "finished",
-            "wrote",
-            "learned",
-            "learnt",
-            "been",
-            "ever",
-            "never",
-            "haven't",
-            "hasn't",
-            "i've",
-            "we've",
-        }
-    ),
-    keys=(
-        "before last",
-        "after next",
-        "fortnight",
-        "over the week",
-        "spring",
-        "summer",
-        "autumn",
-        "fall",
-        "winter",
-        "christmas",
-        "xmas",
-        "boxing",
-        "new year",
-        "halloween",
-        "valentine",
-        "independence",
-        "of july",
-        "patrick",
-    ),
+    past_cues=words("""
+        was were did had took done got made built finished wrote learned learnt been ever never
+        haven't hasn't i've we've
+    """),
 )
 #: Words of a sentence that make "over the weekend" the weekend just gone.
 PAST_SENTENCE = re.compile(

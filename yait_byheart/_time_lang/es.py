@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts
+from . import END, START, Lang, S, alt, starts, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "anteayer": ("day", -2), "antier": ("day", -2), "antes de ayer": ("day", -2),
@@ -36,18 +36,9 @@ WEEKDAYS: dict[str, int] = {
 }  # fmt: skip
 _NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
 _SPANS = ("semana", "mes", "año", "fin de semana", "finde")
-_AFTER = (
-    "pasado",
-    "pasada",
-    "antepasado",
-    "antepasada",
-    "que viene",
-    "próximo",
-    "próxima",
-    "proximo",
-    "proxima",
-)
-_BEFORE = ("próximo", "próxima", "proximo", "proxima", "pasado")
+_NEXT = ("próximo", "próxima", "proximo", "proxima")
+_AFTER = ("pasado", "pasada", "antepasado", "antepasada", "que viene", *_NEXT)
+_BEFORE = (*_NEXT, "pasado")
 
 PHRASE = re.compile(
     START
@@ -65,146 +56,26 @@ PHRASE = re.compile(
     + END
 )
 
+STOPWORDS = words("""
+    yo tú él ella nosotros y es no el los las una con para pero estoy estaba fue muy mi mis
+    que qué por del al hay sí gracias hoy ayer mañana hace este esta ese eso como más lo le
+    se me te nos he ha hemos fuimos tengo tenemos voy vamos donde cuando hola pues también
+    bien porque semana hasta
+""")
+NOT_AFTER: dict[str, frozenset[str]] = {
+    "mañana": words("la una cada toda las media buena el por en esa aquella misma buenas"),
+    "anum": frozenset({"desde"}),
+    "span": frozenset({"cada", "toda", "una"}),
+}
+PAST_CUES = words("""
+    hice hizo hicimos fue era tardé tardó terminé terminó acabé he ha hemos había aprendí
+    construí logré
+""")
+# Preterites ("terminé", "perdí", "aprendió"); the future ends in "ré" ("llegaré").
+PAST_FORM = re.compile(r"(?!(?:aquí|allí|así|ahí)$)\w{2,}(?:[^r]é|í|ó)")
+
 LANG = Lang(
-    name="es",
-    phrase=PHRASE,
-    fixed=FIXED,
-    units=UNITS,
-    numbers=NUMBERS,
-    dirs=DIRS,
-    weekdays=WEEKDAYS,
-    stopwords=frozenset(
-        {
-            "yo",
-            "tú",
-            "él",
-            "ella",
-            "nosotros",
-            "y",
-            "es",
-            "no",
-            "el",
-            "los",
-            "las",
-            "una",
-            "con",
-            "para",
-            "pero",
-            "estoy",
-            "estaba",
-            "fue",
-            "muy",
-            "mi",
-            "mis",
-            "que",
-            "qué",
-            "por",
-            "del",
-            "al",
-            "hay",
-            "sí",
-            "gracias",
-            "hoy",
-            "ayer",
-            "mañana",
-            "hace",
-            "este",
-            "esta",
-            "ese",
-            "eso",
-            "como",
-            "más",
-            "lo",
-            "le",
-            "se",
-            "me",
-            "te",
-            "nos",
-            "he",
-            "ha",
-            "hemos",
-            "fuimos",
-            "tengo",
-            "tenemos",
-            "voy",
-            "vamos",
-            "donde",
-            "cuando",
-            "hola",
-            "pues",
-            "también",
-            "bien",
-            "porque",
-            "semana",
-            "hasta",
-        }
-    ),
-    not_after={
-        "mañana": frozenset(
-            {
-                "la",
-                "una",
-                "cada",
-                "toda",
-                "las",
-                "media",
-                "buena",
-                "el",
-                "por",
-                "en",
-                "esa",
-                "aquella",
-                "misma",
-                "buenas",
-            }
-        ),
-        "anum": frozenset({"desde"}),
-        "span": frozenset({"cada", "toda", "una"}),
-    },
-    past_cues=frozenset(
-        {
-            "hice",
-            "hizo",
-            "hicimos",
-            "fue",
-            "era",
-            "tardé",
-            "tardó",
-            "terminé",
-            "terminó",
-            "acabé",
-            "he",
-            "ha",
-            "hemos",
-            "había",
-            "aprendí",
-            "construí",
-            "logré",
-        }
-    ),
-    # Preterites ("terminé", "perdí", "aprendió"); the future ends in "ré" ("llegaré").
-    past_form=re.compile(r"(?!(?:aquí|allí|así|ahí)$)\w{2,}(?:[^r]é|í|ó)"),
+    "es", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, stopwords=STOPWORDS,
+    not_after=NOT_AFTER, past_cues=PAST_CUES, past_form=PAST_FORM,
     not_before=re.compile(rf"{S}de(?!\w)"),
-    keys=(
-        "ayer",
-        "hoy",
-        "mañana",
-        "manana",
-        "anoche",
-        "antier",
-        "hace ",
-        "dentro",
-        "días",
-        "dias",
-        "semana",
-        "meses",
-        "año",
-        "finde",
-        "pasad",
-        "próxim",
-        "proxim",
-        "que viene",
-        "este mes",
-        "un mes",
-    ),
-)
+)  # fmt: skip

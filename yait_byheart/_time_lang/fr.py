@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts
+from . import END, START, Lang, S, alt, starts, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "avant-hier": ("day", -2), "hier": ("day", -1), "aujourd'hui": ("day", 0),
@@ -49,90 +49,17 @@ PHRASE = re.compile(
     + END
 )
 
+STOPWORDS = words("""
+    je tu il elle nous vous ils et est pas le les un une avec pour sur mais suis ai avons
+    était c'est j'ai c\u2019est j\u2019ai du des au aux ce cette mon ma mes très bien oui non
+    merci qui que on été fait dans hier aujourd'hui demain ça ne se qu'il y
+""")
+NOT_AFTER: dict[str, frozenset[str]] = {
+    "span": frozenset({"chaque", "toute", "une"}),
+    "ce matin": frozenset({"de"}),
+}
+
 LANG = Lang(
-    name="fr",
-    phrase=PHRASE,
-    fixed=FIXED,
-    units=UNITS,
-    numbers=NUMBERS,
-    dirs=DIRS,
-    weekdays=WEEKDAYS,
-    stopwords=frozenset(
-        {
-            "je",
-            "tu",
-            "il",
-            "elle",
-            "nous",
-            "vous",
-            "ils",
-            "et",
-            "est",
-            "pas",
-            "le",
-            "les",
-            "un",
-            "une",
-            "avec",
-            "pour",
-            "sur",
-            "mais",
-            "suis",
-            "ai",
-            "avons",
-            "était",
-            "c'est",
-            "j'ai",
-            "c\u2019est",
-            "j\u2019ai",
-            "du",
-            "des",
-            "au",
-            "aux",
-            "ce",
-            "cette",
-            "mon",
-            "ma",
-            "mes",
-            "très",
-            "bien",
-            "oui",
-            "non",
-            "merci",
-            "qui",
-            "que",
-            "on",
-            "été",
-            "fait",
-            "dans",
-            "hier",
-            "aujourd'hui",
-            "demain",
-            "ça",
-            "ne",
-            "se",
-            "qu'il",
-            "y",
-        }
-    ),
-    not_after={"span": frozenset({"chaque", "toute", "une"}), "ce matin": frozenset({"de"})},
-    lower_only=frozenset(_AFTER),
-    keys=(
-        "hier",
-        "aujourd",
-        "demain",
-        "ce matin",
-        "ce soir",
-        "cet apr",
-        "cette",
-        "il y a",
-        "dans ",
-        "dernier",
-        "dernière",
-        "passé",
-        "prochain",
-        "semaine",
-        "mois",
-        "ce week",
-    ),
-)
+    "fr", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, stopwords=STOPWORDS,
+    not_after=NOT_AFTER, lower_only=frozenset(_AFTER),
+)  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts
+from . import END, START, Lang, S, alt, starts, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "l'altro ieri": ("day", -2), "l\u2019altro ieri": ("day", -2), "altroieri": ("day", -2),
@@ -53,59 +53,15 @@ PHRASE = re.compile(
     + END
 )
 
+STOPWORDS = words("""
+    io sono è non che il lo gli della con per ma sei siamo ho hai abbiamo molto anche ancora
+    grazie ciao questo questa mio mia tuo cosa perché sto stato stata fatto andato andata
+    oggi ieri domani bene tutto sempre
+""")
+PAST_CUES = words("fatto finito costruito imparato scritto letto")
+
 LANG = Lang(
-    name="it",
-    phrase=PHRASE,
-    fixed=FIXED,
-    units=UNITS,
-    numbers=NUMBERS,
-    dirs={**DIRS, "quest\u2019": 0},
-    weekdays=WEEKDAYS,
-    stopwords=frozenset(
-        {
-            "io",
-            "sono",
-            "è",
-            "non",
-            "che",
-            "il",
-            "lo",
-            "gli",
-            "della",
-            "con",
-            "per",
-            "ma",
-            "sei",
-            "siamo",
-            "ho",
-            "hai",
-            "abbiamo",
-            "molto",
-            "anche",
-            "ancora",
-            "grazie",
-            "ciao",
-            "questo",
-            "questa",
-            "mio",
-            "mia",
-            "tuo",
-            "cosa",
-            "perché",
-            "sto",
-            "stato",
-            "stata",
-            "fatto",
-            "andato",
-            "andata",
-            "oggi",
-            "ieri",
-            "domani",
-            "bene",
-            "tutto",
-            "sempre",
-        }
-    ),
-    not_after={"span": frozenset({"ogni", "tutta", "tutto"})},
-    past_cues=frozenset({"fatto", "finito", "costruito", "imparato", "scritto", "letto"}),
-)
+    "it", PHRASE, FIXED, UNITS, NUMBERS, {**DIRS, "quest\u2019": 0}, WEEKDAYS,
+    stopwords=STOPWORDS, not_after={"span": frozenset({"ogni", "tutta", "tutto"})},
+    past_cues=PAST_CUES,
+)  # fmt: skip

@@ -48,16 +48,7 @@ def _phrase(units: dict[str, str]) -> re.Pattern[str]:
 
 PHRASE = _phrase(UNITS)
 
-LANG = Lang(
-    name="ja",
-    phrase=PHRASE,
-    fixed=FIXED,
-    units=UNITS,
-    numbers=NUMBERS,
-    dirs=DIRS,
-    weekdays=WEEKDAYS,
-    calendar_weekdays=True,
-)
+LANG = Lang("ja", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, calendar_weekdays=True)
 #: For Han text without kana, read as Japanese too ("来月", "先週"): "5日前" there
 #: is Chinese for "before the 5th", so N days ago/ahead is left out.
 LANG_HAN_ONLY = replace(LANG, phrase=_phrase({k: v for k, v in UNITS.items() if k != "日"}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts
+from . import END, START, Lang, S, alt, starts, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "anteontem": ("day", -2), "antes de ontem": ("day", -2), "ontem": ("day", -1),
@@ -62,68 +62,22 @@ PHRASE = re.compile(
     + END
 )
 
+STOPWORDS = words("""
+    eu você voce ele ela nós não nao é foi com para mas estou estava muito meu minha que do
+    da dos das no na um uma obrigado obrigada sim também tenho fui vou vamos hoje ontem
+    amanhã há isso isto então agora
+""")
+NOT_AFTER: dict[str, frozenset[str]] = {
+    "amanhã": frozenset({"o", "um", "cada"}),
+    "anum": frozenset({"desde"}),
+    "span": frozenset({"toda", "cada", "uma"}),
+}
+PAST_CUES = words("fiz fez fizemos terminei terminou aprendi construí")
+# Preterites ("terminei", "perdi", "aprendeu", "terminou"); the future ends in "rei".
+PAST_FORM = re.compile(r"(?!(?:aqui|daqui|ali|assim|sei)$)\w{2,}(?:[^r]ei|ou|eu|i)")
+
 LANG = Lang(
-    name="pt",
-    phrase=PHRASE,
-    fixed=FIXED,
-    units=UNITS,
-    numbers=NUMBERS,
-    dirs=DIRS,
-    weekdays=WEEKDAYS,
-    stopwords=frozenset(
-        {
-            "eu",
-            "você",
-            "voce",
-            "ele",
-            "ela",
-            "nós",
-            "não",
-            "nao",
-            "é",
-            "foi",
-            "com",
-            "para",
-            "mas",
-            "estou",
-            "estava",
-            "muito",
-            "meu",
-            "minha",
-            "que",
-            "do",
-            "da",
-            "dos",
-            "das",
-            "no",
-            "na",
-            "um",
-            "uma",
-            "obrigado",
-            "obrigada",
-            "sim",
-            "também",
-            "tenho",
-            "fui",
-            "vou",
-            "vamos",
-            "hoje",
-            "ontem",
-            "amanhã",
-            "há",
-            "isso",
-            "isto",
-            "então",
-            "agora",
-        }
-    ),
-    not_after={
-        "amanhã": frozenset({"o", "um", "cada"}),
-        "anum": frozenset({"desde"}),
-        "span": frozenset({"toda", "cada", "uma"}),
-    },
-    past_cues=frozenset({"fiz", "fez", "fizemos", "terminei", "terminou", "aprendi", "construí"}),
-    # Preterites ("terminei", "perdi", "aprendeu", "terminou"); the future ends in "rei".
-    past_form=re.compile(r"(?!(?:aqui|daqui|ali|assim|sei)$)\w{2,}(?:[^r]ei|ou|eu|i)"),
+    "pt", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, stopwords=STOPWORDS,
+    not_after=NOT_AFTER, past_cues=PAST_CUES, past_form=PAST_FORM,
     not_before=re.compile(rf"{S}de(?!\w)"),
-)
+)  # fmt: skip

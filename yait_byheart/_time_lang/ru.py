@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts
+from . import END, START, Lang, S, alt, starts, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "позавчера": ("day", -2), "вчера": ("day", -1), "сегодня": ("day", 0),
@@ -55,22 +55,14 @@ PHRASE = re.compile(
     + END
 )
 
-LANG = Lang(
-    name="ru",
-    phrase=PHRASE,
-    fixed=FIXED,
-    units=UNITS,
-    numbers=NUMBERS,
-    dirs=DIRS,
-    weekdays=WEEKDAYS,
-    not_after={
-        "anum": frozenset({"больше", "более", "меньше", "менее", "свыше", "до", "за", "чем"}),
-        "span": frozenset({"всей"}),
-        # "больше трёх лет назад": the unit alone after a count word is not "a year ago".
-        "bare": frozenset({"трёх", "трех", "четырёх", "четырех", "пяти", "двух", "нескольких",
-                           "много", "многих", "больше", "более", "меньше", "менее", "сколько",
-                           "лет", "тысячу", "сотню", "полгода"}),
-    },
-    keys=("вчера", "сегодня", "завтра", "назад", "через", "прошл", "этой", "этом", "эти",
-          "этот", "эту", "следующ", "будущ"),
-)  # fmt: skip
+NOT_AFTER: dict[str, frozenset[str]] = {
+    "anum": words("больше более меньше менее свыше до за чем"),
+    "span": frozenset({"всей"}),
+    # "больше трёх лет назад": the unit alone after a count word is not "a year ago".
+    "bare": words("""
+        трёх трех четырёх четырех пяти двух нескольких много многих больше более меньше менее
+        сколько лет тысячу сотню полгода
+    """),
+}
+
+LANG = Lang("ru", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, not_after=NOT_AFTER)

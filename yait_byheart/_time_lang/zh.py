@@ -50,14 +50,4 @@ PHRASE = re.compile(
     + ")"
 )
 
-LANG = Lang(
-    name="zh",
-    phrase=PHRASE,
-    fixed=FIXED,
-    units=UNITS,
-    numbers=NUMBERS,
-    dirs=DIRS,
-    weekdays=WEEKDAYS,
-    calendar_weekdays=True,
-    keys=(),
-)
+LANG = Lang("zh", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, calendar_weekdays=True)
