@@ -27,6 +27,8 @@ S = r"[ \t\u00a0]{1,3}"
 START = r"(?<![\w/@\]-])(?<!\w\.)"
 #: Not followed by more word or by the rest of a URL or path.
 END = r"(?!\w|[-./@]\w)"
+#: "de" right after a span or weekday phrase (es, pt) gives it another sense.
+NOT_BEFORE_DE = re.compile(rf"{S}de(?!\w)")
 
 
 def alt(words: Iterable[str]) -> str:
@@ -47,6 +49,26 @@ def words(text: str) -> frozenset[str]:
     ['du', 'ich', 'wir']
     """
     return frozenset(text.split())
+
+
+def table(text: str) -> dict[str, str]:
+    """A word table written as text: a line ``key: word, word, ...`` maps each word
+    (several may be one phrase) to its key.
+
+    >>> table("day: tag, tage\\n weekend: fin de semana")
+    {'tag': 'day', 'tage': 'day', 'fin de semana': 'weekend'}
+    """
+    pairs = (line.partition(":")[::2] for line in text.strip().splitlines())
+    return {word.strip(): key.strip() for key, entries in pairs for word in entries.split(",")}
+
+
+def shifts(text: str) -> dict[str, int]:
+    """A ``table`` whose keys are whole numbers (how many units a direction word shifts).
+
+    >>> shifts("-1: letzte\\n 1: nächste")
+    {'letzte': -1, 'nächste': 1}
+    """
+    return {word: int(key) for word, key in table(text).items()}
 
 
 def starts(*tables: Iterable[str]) -> str:

@@ -5,18 +5,20 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts, words
+from . import END, START, Lang, S, alt, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "vorgestern": ("day", -2), "gestern": ("day", -1), "heute": ("day", 0),
     "morgen": ("day", 1), "übermorgen": ("day", 2), "heute nacht": ("day", 0),
 }  # fmt: skip
 _PARTS = ("morgen", "früh", "vormittag", "mittag", "nachmittag", "abend", "nacht")
-UNITS: dict[str, str] = {
-    "tag": "day", "tage": "day", "tagen": "day", "woche": "week", "wochen": "week",
-    "wochenende": "weekend", "wochenenden": "weekend", "monat": "month", "monate": "month",
-    "monaten": "month", "monats": "month", "jahr": "year", "jahre": "year", "jahren": "year",
-}  # fmt: skip
+UNITS = table("""
+    day: tag, tage, tagen
+    week: woche, wochen
+    weekend: wochenende, wochenenden
+    month: monat, monate, monaten, monats
+    year: jahr, jahre, jahren
+""")
 NUMBERS: dict[str, int] = {
     "ein": 1, "einem": 1, "einer": 1, "eine": 1, "einen": 1, "zwei": 2, "drei": 3, "vier": 4,
     "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts, words
+from . import END, NOT_BEFORE_DE, START, Lang, S, alt, shifts, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "anteayer": ("day", -2), "antier": ("day", -2), "antes de ayer": ("day", -2),
@@ -14,22 +14,25 @@ FIXED: dict[str, tuple[str, int]] = {
     "pasado mañana": ("day", 2),
 }  # fmt: skip
 _PARTS = tuple(f"{p} la {t}" for p in ("por", "en") for t in ("mañana", "tarde", "noche"))
-UNITS: dict[str, str] = {
-    "día": "day", "días": "day", "dia": "day", "dias": "day", "semana": "week",
-    "semanas": "week", "mes": "month", "meses": "month", "año": "year", "años": "year",
-    "fin de semana": "weekend", "fines de semana": "weekend", "finde": "weekend",
-}  # fmt: skip
+UNITS = table("""
+    day: día, días, dia, dias
+    week: semana, semanas
+    month: mes, meses
+    year: año, años
+    weekend: fin de semana, fines de semana, finde
+""")
 NUMBERS: dict[str, int] = {
     "un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
     "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "quince": 15,
     "veinte": 20, "un par de": 2, "unos": FEW, "unos pocos": FEW, "unos cuantos": FEW,
     "algunos": FEW, "unas": FEW, "pocos": FEW,
 }  # fmt: skip
-DIRS: dict[str, int] = {
-    "pasado": -1, "pasada": -1, "anterior": -1, "antepasado": -2, "antepasada": -2,
-    "próximo": 1, "próxima": 1, "proximo": 1, "proxima": 1, "que viene": 1, "este": 0,
-    "esta": 0,
-}  # fmt: skip
+DIRS = shifts("""
+    -1: pasado, pasada, anterior
+    -2: antepasado, antepasada
+    1: próximo, próxima, proximo, proxima, que viene
+    0: este, esta
+""")
 WEEKDAYS: dict[str, int] = {
     "lunes": 0, "martes": 1, "miércoles": 2, "miercoles": 2, "jueves": 3, "viernes": 4,
     "sábado": 5, "sabado": 5, "domingo": 6,
@@ -76,6 +79,5 @@ PAST_FORM = re.compile(r"(?!(?:aquí|allí|así|ahí)$)\w{2,}(?:[^r]é|í|ó)")
 
 LANG = Lang(
     "es", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, stopwords=STOPWORDS,
-    not_after=NOT_AFTER, past_cues=PAST_CUES, past_form=PAST_FORM,
-    not_before=re.compile(rf"{S}de(?!\w)"),
+    not_after=NOT_AFTER, past_cues=PAST_CUES, past_form=PAST_FORM, not_before=NOT_BEFORE_DE,
 )  # fmt: skip

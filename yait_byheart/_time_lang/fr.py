@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts, words
+from . import END, START, Lang, S, alt, shifts, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "avant-hier": ("day", -2), "hier": ("day", -1), "aujourd'hui": ("day", 0),
@@ -14,20 +14,23 @@ FIXED: dict[str, tuple[str, int]] = {
     "cette nuit": ("day", 0), "hier soir": ("day", -1), "la veille au soir": ("day", -1),
 }  # fmt: skip
 _PARTS = ("matin", "soir", "après-midi", "midi")
-UNITS: dict[str, str] = {
-    "jour": "day", "jours": "day", "semaine": "week", "semaines": "week", "mois": "month",
-    "an": "year", "ans": "year", "année": "year", "années": "year", "week-end": "weekend",
-    "weekend": "weekend", "week-ends": "weekend", "weekends": "weekend",
-}  # fmt: skip
+UNITS = table("""
+    day: jour, jours
+    week: semaine, semaines
+    month: mois
+    year: an, ans, année, années
+    weekend: week-end, weekend, week-ends, weekends
+""")
 NUMBERS: dict[str, int] = {
     "un": 1, "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7,
     "huit": 8, "neuf": 9, "dix": 10, "onze": 11, "douze": 12, "quinze": 15, "vingt": 20,
     "quelques": FEW,
 }  # fmt: skip
-DIRS: dict[str, int] = {
-    "dernier": -1, "dernière": -1, "passé": -1, "passée": -1, "prochain": 1, "prochaine": 1,
-    "ce": 0, "cet": 0, "cette": 0,
-}  # fmt: skip
+DIRS = shifts("""
+    -1: dernier, dernière, passé, passée
+    1: prochain, prochaine
+    0: ce, cet, cette
+""")
 WEEKDAYS: dict[str, int] = {
     "lundi": 0, "mardi": 1, "mercredi": 2, "jeudi": 3, "vendredi": 4, "samedi": 5, "dimanche": 6,
 }  # fmt: skip

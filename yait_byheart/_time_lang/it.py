@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts, words
+from . import END, START, Lang, S, alt, shifts, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "l'altro ieri": ("day", -2), "l\u2019altro ieri": ("day", -2), "altroieri": ("day", -2),
@@ -13,20 +13,23 @@ FIXED: dict[str, tuple[str, int]] = {
     "stasera": ("day", 0), "domani": ("day", 1), "dopodomani": ("day", 2),
 }  # fmt: skip
 _PARTS = ("mattina", "pomeriggio", "sera", "notte")
-UNITS: dict[str, str] = {
-    "giorno": "day", "giorni": "day", "settimana": "week", "settimane": "week", "mese": "month",
-    "mesi": "month", "anno": "year", "anni": "year", "fine settimana": "weekend",
-    "weekend": "weekend",
-}  # fmt: skip
+UNITS = table("""
+    day: giorno, giorni
+    week: settimana, settimane
+    month: mese, mesi
+    year: anno, anni
+    weekend: fine settimana, weekend
+""")
 NUMBERS: dict[str, int] = {
     "un": 1, "una": 1, "uno": 1, "un'": 1, "due": 2, "tre": 3, "quattro": 4, "cinque": 5,
     "sei": 6, "sette": 7, "otto": 8, "nove": 9, "dieci": 10, "undici": 11, "dodici": 12,
     "quindici": 15, "venti": 20, "qualche": FEW, "pochi": FEW, "alcuni": FEW,
 }  # fmt: skip
-DIRS: dict[str, int] = {
-    "scorso": -1, "scorsa": -1, "passato": -1, "passata": -1, "prossimo": 1, "prossima": 1,
-    "questo": 0, "questa": 0, "quest'": 0,
-}  # fmt: skip
+DIRS = shifts("""
+    -1: scorso, scorsa, passato, passata
+    1: prossimo, prossima
+    0: questo, questa, quest'
+""")
 WEEKDAYS: dict[str, int] = {
     "lunedì": 0, "lunedi": 0, "martedì": 1, "martedi": 1, "mercoledì": 2, "mercoledi": 2,
     "giovedì": 3, "giovedi": 3, "venerdì": 4, "venerdi": 4, "sabato": 5, "domenica": 6,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts, words
+from . import END, NOT_BEFORE_DE, START, Lang, S, alt, shifts, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "anteontem": ("day", -2), "antes de ontem": ("day", -2), "ontem": ("day", -1),
@@ -13,21 +13,24 @@ FIXED: dict[str, tuple[str, int]] = {
     "esta noite": ("day", 0), "amanhã": ("day", 1), "depois de amanhã": ("day", 2),
 }  # fmt: skip
 _PARTS = ("de manhã", "à tarde", "à noite")
-UNITS: dict[str, str] = {
-    "dia": "day", "dias": "day", "semana": "week", "semanas": "week", "mês": "month",
-    "meses": "month", "ano": "year", "anos": "year", "fim de semana": "weekend",
-    "fins de semana": "weekend",
-}  # fmt: skip
+UNITS = table("""
+    day: dia, dias
+    week: semana, semanas
+    month: mês, meses
+    year: ano, anos
+    weekend: fim de semana, fins de semana
+""")
 NUMBERS: dict[str, int] = {
     "um": 1, "uma": 1, "dois": 2, "duas": 2, "três": 3, "tres": 3, "quatro": 4, "cinco": 5,
     "seis": 6, "sete": 7, "oito": 8, "nove": 9, "dez": 10, "onze": 11, "doze": 12,
     "quinze": 15, "vinte": 20, "alguns": FEW, "algumas": FEW, "uns": FEW, "umas": FEW,
     "poucos": FEW,
 }  # fmt: skip
-DIRS: dict[str, int] = {
-    "passado": -1, "passada": -1, "próximo": 1, "próxima": 1, "proximo": 1, "proxima": 1,
-    "que vem": 1, "este": 0, "esta": 0, "neste": 0, "nesta": 0,
-}  # fmt: skip
+DIRS = shifts("""
+    -1: passado, passada
+    1: próximo, próxima, proximo, proxima, que vem
+    0: este, esta, neste, nesta
+""")
 WEEKDAYS: dict[str, int] = {
     "segunda": 0, "segunda-feira": 0, "terça": 1, "terça-feira": 1, "terca": 1, "quarta": 2,
     "quarta-feira": 2, "quinta": 3, "quinta-feira": 3, "sexta": 4, "sexta-feira": 4,
@@ -78,6 +81,5 @@ PAST_FORM = re.compile(r"(?!(?:aqui|daqui|ali|assim|sei)$)\w{2,}(?:[^r]ei|ou|eu|
 
 LANG = Lang(
     "pt", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, stopwords=STOPWORDS,
-    not_after=NOT_AFTER, past_cues=PAST_CUES, past_form=PAST_FORM,
-    not_before=re.compile(rf"{S}de(?!\w)"),
+    not_after=NOT_AFTER, past_cues=PAST_CUES, past_form=PAST_FORM, not_before=NOT_BEFORE_DE,
 )  # fmt: skip
