@@ -10,16 +10,7 @@ stemmer.html (steps 1-3 over the regions R1 and R2, umlauts removed at the end).
 
 from __future__ import annotations
 
-from .de_data import (
-    S_ENDING,
-    ST_ENDING,
-    STEP1_A,
-    STEP1_B,
-    STEP2_A,
-    STOP_WORDS,
-    UMLAUTS,
-    VOWELS,
-)
+from .de_data import S_ENDING, ST_ENDING, STEP1_A, STEP1_B, STEP2_A, STOP_WORDS, UMLAUTS, VOWELS
 from .regions import r1_start
 
 
