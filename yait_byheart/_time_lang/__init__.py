@@ -41,6 +41,22 @@ def alt(words: Iterable[str]) -> str:
     return "(?:" + "|".join(re.escape(w).replace(r"\ ", " ").replace(" ", S) for w in ordered) + ")"
 
 
+def count(numbers: Iterable[str]) -> str:
+    """A count in a phrase: one to three digits or one of the number words.
+
+    >>> count(["zwei", "drei"])
+    '(?:[0-9]{1,3}|(?:drei|zwei))'
+    """
+    return rf"(?:[0-9]{{1,3}}|{alt(numbers)})"
+
+
+def han_count(numerals: str) -> str:
+    """A count in Han text: one to three ASCII or full-width digits, or of the ``numerals``,
+    not inside a longer run of either."""
+    digits = "0-9\uff10-\uff19"
+    return rf"(?:(?<![{digits}])[{digits}]{{1,3}}|(?<![{numerals}])[{numerals}]{{1,3}})"
+
+
 def words(text: str) -> frozenset[str]:
     """The words of ``text``, split on white space: a word table written as text
     (a call on a string literal keeps a long one as lines under ``ruff format``).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts, table, words
+from . import END, START, Lang, S, alt, count, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "vorgestern": ("day", -2), "gestern": ("day", -1), "heute": ("day", 0),
@@ -34,7 +34,7 @@ WEEKDAYS: dict[str, int] = {
     "montag": 0, "dienstag": 1, "mittwoch": 2, "donnerstag": 3, "freitag": 4,
     "samstag": 5, "sonnabend": 5, "sonntag": 6,
 }  # fmt: skip
-_NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
+_NUM = count(NUMBERS)
 _SPAN_UNITS = ("woche", "wochenende", "monat", "jahr")
 
 PHRASE = re.compile(

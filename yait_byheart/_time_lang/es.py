@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, NOT_BEFORE_DE, START, Lang, S, alt, shifts, starts, table, words
+from . import END, NOT_BEFORE_DE, START, Lang, S, alt, count, shifts, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "anteayer": ("day", -2), "antier": ("day", -2), "antes de ayer": ("day", -2),
@@ -37,7 +37,7 @@ WEEKDAYS: dict[str, int] = {
     "lunes": 0, "martes": 1, "miércoles": 2, "miercoles": 2, "jueves": 3, "viernes": 4,
     "sábado": 5, "sabado": 5, "domingo": 6,
 }  # fmt: skip
-_NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
+_NUM = count(NUMBERS)
 _SPANS = ("semana", "mes", "año", "fin de semana", "finde")
 _NEXT = ("próximo", "próxima", "proximo", "proxima")
 _AFTER = ("pasado", "pasada", "antepasado", "antepasada", "que viene", *_NEXT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, shifts, starts, table, words
+from . import END, START, Lang, S, alt, count, shifts, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "avant-hier": ("day", -2), "hier": ("day", -1), "aujourd'hui": ("day", 0),
@@ -34,7 +34,7 @@ DIRS = shifts("""
 WEEKDAYS: dict[str, int] = {
     "lundi": 0, "mardi": 1, "mercredi": 2, "jeudi": 3, "vendredi": 4, "samedi": 5, "dimanche": 6,
 }  # fmt: skip
-_NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
+_NUM = count(NUMBERS)
 _SPANS = ("semaine", "mois", "année", "an", "week-end", "weekend")
 _AFTER = ("dernier", "dernière", "passé", "passée", "prochain", "prochaine")
 

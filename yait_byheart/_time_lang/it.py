@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, shifts, starts, table, words
+from . import END, START, Lang, S, alt, count, shifts, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "l'altro ieri": ("day", -2), "l\u2019altro ieri": ("day", -2), "altroieri": ("day", -2),
@@ -34,7 +34,7 @@ WEEKDAYS: dict[str, int] = {
     "lunedì": 0, "lunedi": 0, "martedì": 1, "martedi": 1, "mercoledì": 2, "mercoledi": 2,
     "giovedì": 3, "giovedi": 3, "venerdì": 4, "venerdi": 4, "sabato": 5, "domenica": 6,
 }  # fmt: skip
-_NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
+_NUM = count(NUMBERS)
 _SPANS = ("settimana", "mese", "anno", "fine settimana", "weekend")
 _AFTER = ("scorso", "scorsa", "passato", "passata", "prossimo", "prossima")
 

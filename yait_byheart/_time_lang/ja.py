@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 
 from .._time_calc import FEW
-from . import Lang, alt
+from . import Lang, alt, han_count
 
 FIXED: dict[str, tuple[str, int]] = {
     "一昨日": ("day", -2), "おととい": ("day", -2), "昨日": ("day", -1), "きのう": ("day", -1),
@@ -29,9 +29,8 @@ DIRS: dict[str, int] = {"先々週": -2, "先週": -1, "今週": 0, "来週": 1,
 WEEKDAYS: dict[str, int] = {
     "月": 0, "火": 1, "水": 2, "木": 3, "金": 4, "土": 5, "日": 6,
 }  # fmt: skip
-_DIGIT = "0-9\uff10-\uff19"  # ASCII and full-width
 _KANJI = "一二三四五六七八九十数"
-_NUM = rf"(?:(?<![{_DIGIT}])[{_DIGIT}]{{1,3}}|(?<![{_KANJI}])[{_KANJI}]{{1,3}})"
+_NUM = han_count(_KANJI)
 
 
 def _phrase(units: dict[str, str]) -> re.Pattern[str]:

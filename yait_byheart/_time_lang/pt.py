@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, NOT_BEFORE_DE, START, Lang, S, alt, shifts, starts, table, words
+from . import END, NOT_BEFORE_DE, START, Lang, S, alt, count, shifts, starts, table, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "anteontem": ("day", -2), "antes de ontem": ("day", -2), "ontem": ("day", -1),
@@ -36,7 +36,7 @@ WEEKDAYS: dict[str, int] = {
     "quarta-feira": 2, "quinta": 3, "quinta-feira": 3, "sexta": 4, "sexta-feira": 4,
     "sábado": 5, "sabado": 5, "domingo": 6,
 }  # fmt: skip
-_NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
+_NUM = count(NUMBERS)
 _SPANS = ("semana", "mês", "ano", "fim de semana")
 _AFTER = ("passado", "passada", "que vem", "próximo", "próxima", "proximo", "proxima")
 _BEFORE = ("próximo", "próxima", "proximo", "proxima", "este", "esta", "neste", "nesta")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import END, START, Lang, S, alt, starts, words
+from . import END, START, Lang, S, alt, count, starts, words
 
 FIXED: dict[str, tuple[str, int]] = {
     "позавчера": ("day", -2), "вчера": ("day", -1), "сегодня": ("day", 0),
@@ -37,7 +37,7 @@ WEEKDAYS: dict[str, int] = {
     "понедельник": 0, "вторник": 1, "среду": 2, "четверг": 3, "пятницу": 4, "субботу": 5,
     "воскресенье": 6,
 }  # fmt: skip
-_NUM = rf"(?:[0-9]{{1,3}}|{alt(NUMBERS)})"
+_NUM = count(NUMBERS)
 _AGO_UNITS = ("день", "дня", "дней", "неделю", "недели", "недель", "месяц", "месяца",
               "месяцев", "год", "года", "лет")  # fmt: skip
 _SPANS = ("неделе", "месяце", "году", "выходных", "выходные")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .._time_calc import FEW
-from . import Lang, alt
+from . import Lang, alt, han_count
 
 _WEEK = ("周", "星期", "个星期", "礼拜", "个礼拜")
 FIXED: dict[str, tuple[str, int]] = {
@@ -36,9 +36,8 @@ DIRS: dict[str, int] = {
 WEEKDAYS: dict[str, int] = {
     "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
 }  # fmt: skip
-_DIGIT = "0-9\uff10-\uff19"  # ASCII and full-width
 _HANZI = "一二两三四五六七八九十几"
-_NUM = rf"(?:(?<![{_DIGIT}])[{_DIGIT}]{{1,3}}|(?<![{_HANZI}])[{_HANZI}]{{1,3}})"
+_NUM = han_count(_HANZI)
 
 PHRASE = re.compile(
     "(?:"
