@@ -28,10 +28,10 @@ NUMBERS: dict[str, int] = {
     "algunos": FEW, "unas": FEW, "pocos": FEW,
 }  # fmt: skip
 DIRS = shifts("""
-    -1: pasado, pasada, anterior
     -2: antepasado, antepasada
-    1: próximo, próxima, proximo, proxima, que viene
+    -1: pasado, pasada, anterior
     0: este, esta
+    1: próximo, próxima, proximo, proxima, que viene
 """)
 WEEKDAYS: dict[str, int] = {
     "lunes": 0, "martes": 1, "miércoles": 2, "miercoles": 2, "jueves": 3, "viernes": 4,

@@ -28,8 +28,8 @@ NUMBERS: dict[str, int] = {
 }  # fmt: skip
 DIRS = shifts("""
     -1: dernier, dernière, passé, passée
-    1: prochain, prochaine
     0: ce, cet, cette
+    1: prochain, prochaine
 """)
 WEEKDAYS: dict[str, int] = {
     "lundi": 0, "mardi": 1, "mercredi": 2, "jeudi": 3, "vendredi": 4, "samedi": 5, "dimanche": 6,

@@ -27,8 +27,8 @@ NUMBERS: dict[str, int] = {
 }  # fmt: skip
 DIRS = shifts("""
     -1: scorso, scorsa, passato, passata
-    1: prossimo, prossima
     0: questo, questa, quest'
+    1: prossimo, prossima
 """)
 WEEKDAYS: dict[str, int] = {
     "lunedì": 0, "lunedi": 0, "martedì": 1, "martedi": 1, "mercoledì": 2, "mercoledi": 2,

@@ -28,8 +28,8 @@ NUMBERS: dict[str, int] = {
 }  # fmt: skip
 DIRS = shifts("""
     -1: passado, passada
-    1: próximo, próxima, proximo, proxima, que vem
     0: este, esta, neste, nesta
+    1: próximo, próxima, proximo, proxima, que vem
 """)
 WEEKDAYS: dict[str, int] = {
     "segunda": 0, "segunda-feira": 0, "terça": 1, "terça-feira": 1, "terca": 1, "quarta": 2,
