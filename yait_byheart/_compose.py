@@ -176,7 +176,8 @@ class Composer:
         new = ctx.copy()
         before = new.size
         new.extend(self.conv, stretches, max(plan.upto, new.upto))
-        plan.counts["joined" if stretches else "kept"] += 1
+        if not plan.rebuilt:  # a rebuild is counted as a reselect, not as a kept context
+            plan.counts["joined" if stretches else "kept"] += 1
         # Exponential average of growth per call (weight 0.2: about the last five calls).
         plan.growth = 0.8 * plan.growth + 0.2 * (new.size - before)
         return new
