@@ -52,9 +52,10 @@ class Request:
                 and last.text == query and conv.entries[-1].parts == 1
             )  # fmt: skip
             return cls(query, "" if echoed else query, external_query or query, echoed)
-        if last is None:
+        if last is None or conv.total_size == 0:  # no turns, or every one redacted
             raise ValueError(
-                "Memory.compose: nothing to send: no query and no turns; pass the user's message"
+                "Memory.compose: nothing to send: no query and no turn left to send (none "
+                "appended, or all redacted); pass the user's message"
             )
         said = next((t.shown for t in reversed(turns) if t.role == "user" and t.shown), "")
         return cls(said, "", external_query)
