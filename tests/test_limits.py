@@ -51,6 +51,7 @@ def check_limit(mem: Memory, result: dict[str, Any], measure: Callable[[str], in
     limit = mem.ceiling * mem.budget
     assert sent_size(result, measure) <= limit
     assert result["size"] <= limit
+    assert sent_size(result, measure) <= result["size"]  # the size reported is never short
     if measure is len:  # characters add up exactly: the reported size is what was sent
         assert sent_size(result, measure) == result["size"]
 
