@@ -22,6 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from tests._sizes import sent_size, sent_text, tokenish
 from tests.test_providers_tools import check_all
 from yait_byheart import Memory
+from yait_byheart._render import tool_line
 from yait_byheart.store import SQLiteStore
 
 WORDS = (
@@ -193,13 +194,19 @@ class MemoryMachine(RuleBasedStateMachine):
         text = sent_text(result)
         turns = mem.to_dict()["turns"]
         for i in result["included"]:
+            assert not turns[i].get("redacted")
             shown = turns[i].get("shown", turns[i]["text"])
-            bounds = [0, *turns[i].get("cuts", []), len(shown)]
-            pieces = [shown[a:b] for a, b in pairwise(bounds)]
+            # Cuts are offsets into the turn as indexed: its words, then its tool parts as lines.
+            lines = ([shown] if shown else []) + [tool_line(p) for p in turns[i].get("tools", [])]
+            whole = "\n".join(lines)
+            bounds = [0, *turns[i].get("cuts", []), len(whole)]
+            pieces = [whole[a:b] for a, b in pairwise(bounds)]
             if i in result["partial"]:
                 assert len(pieces) > 1 and any(p.strip() and p.strip() in text for p in pieces)
+            elif len(pieces) > 1:
+                assert all(p.strip() in text for p in pieces)
             elif shown:
-                assert shown in text or all(p in text for p in pieces)
+                assert shown in text
         for token in self.redacted:
             assert token not in text
 
