@@ -52,7 +52,7 @@ class Request:
                 and last.text == query and conv.entries[-1].parts == 1
             )  # fmt: skip
             return cls(query, "" if echoed else query, external_query or query, echoed)
-        if last is None or conv.total_size == 0:  # no turns, or every one redacted
+        if all(t.redacted for t in reversed(turns)):  # no turns, or every one redacted
             raise ValueError(
                 "Memory.compose: nothing to send: no query and no turn left to send (none "
                 "appended, or all redacted); pass the user's message"
