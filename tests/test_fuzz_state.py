@@ -255,3 +255,10 @@ def test_compose_without_a_query_when_every_turn_is_redacted_says_so() -> None:
     assert mem.compose("hello")["messages"] == [
         {"role": "user", "parts": [{"type": "text", "text": "hello"}]}
     ]
+
+
+def test_compose_without_a_query_sends_turns_a_measure_counts_as_nothing() -> None:
+    mem = Memory(measure=lambda text: len(text) // 100)
+    mem.append("user", "hi")
+    sent = mem.compose()["messages"]
+    assert sent == [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]
