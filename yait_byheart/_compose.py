@@ -57,9 +57,10 @@ class Request:
             )  # fmt: skip
             current = len(conv.entries) - 1 if echoed else len(conv.entries)
             return cls(query, "" if echoed else query, external_query or query, echoed, current)
-        if last is None:
+        if all(t.redacted for t in reversed(turns)):  # no turns, or every one redacted
             raise ValueError(
-                "Memory.compose: nothing to send: no query and no turns; pass the user's message"
+                "Memory.compose: nothing to send: no query and no turn left to send (none "
+                "appended, or all redacted); pass the user's message"
             )
         asked = next((i for i in range(len(turns) - 1, -1, -1) if _asks(turns[i])), None)
         if asked is None:
@@ -194,7 +195,8 @@ class Composer:
         new = ctx.copy()
         before = new.size
         new.extend(self.conv, stretches, max(plan.upto, new.upto))
-        plan.counts["joined" if stretches else "kept"] += 1
+        if not plan.rebuilt:  # a rebuild is counted as a reselect, not as a kept context
+            plan.counts["joined" if stretches else "kept"] += 1
         # Exponential average of growth per call (weight 0.2: about the last five calls).
         plan.growth = 0.8 * plan.growth + 0.2 * (new.size - before)
         return new

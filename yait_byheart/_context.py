@@ -69,7 +69,8 @@ class SentContext:
             # Adjacent stretches of the rebuilt block share one message; only inside the
             # block, which never changes once sent, so no sent message ever grows.
             text = render_unit(pieces, after=after)
-            size = conv.stretch_sizes[uid] - conv.join_saving(uid)
+            # Measured as sent: whole size minus the saving is exact only for additive measures.
+            size = conv.shape.measure(text) if text else 0
             self.items.append(Item(STRETCH, uid, "user", text, size, joined=True))
         else:
             text = render_unit(pieces)

@@ -312,6 +312,7 @@ class Conversation:
     def blank(self, index: int, new: Turn) -> None:
         """Replace turn `index` by its redacted form; sizes and stretch sizes follow."""
         first = self.first_entry[index]
+        self._forget_tools(index)
         self.turns[index] = new
         for i in range(first, first + self.entries[first].parts):
             self.total_size -= self.sizes[i]
@@ -323,6 +324,17 @@ class Conversation:
             self.joins[k] = -1
             if k + 1 < len(self.joins):
                 self.joins[k + 1] = -1
+
+    def _forget_tools(self, index: int) -> None:
+        """Drop turn `index`'s calls and results from the pairing tables, as a Memory
+        reopened from the redacted records never learns them."""
+        for tool in self.turns[index].tools:
+            call = tool["type"] == "tool_call"
+            table = self.calls if call else self.answered
+            if table.get(tool["id"]) == index:
+                del table[tool["id"]]
+            if call:
+                self.open_calls.pop(tool["id"], None)
 
     def record_cuts(self, index: int) -> tuple[list[bool], list[int]]:
         """Turn `index`'s per-entry stretch openings and its cut offsets, for persistence."""

@@ -10,7 +10,8 @@ import re
 PIECE_BOUNDARIES = (
     re.compile(r"\n[ \t]*\n\s*"),
     re.compile(r"\n"),
-    re.compile(r"(?<=[.!?\u3002\uff01\uff1f])\s+"),  # also the ideographic full stop, ! and ?
+    # Ideographic full stop, ! and ? end a sentence with or without a space (CJK uses none).
+    re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])\s*"),
     re.compile(r"\s+"),
 )
 
