@@ -109,6 +109,46 @@ def _give_cache(store: _Store, conversation: str, retriever: object) -> None:
         retriever.cache = store.vectors(conversation, name)  # type: ignore[attr-defined]
 
 
+def _check_sqlite_path(where: str, path: str) -> None:
+    """Refuse a path that cannot hold a store before sqlite3 touches (or creates) anything."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(
+            f"{where}: the folder {folder!r} does not exist, so no store file can be created "
+            f"there; create it first (os.makedirs) or pass a path in an existing folder"
+        )
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_SQLITE_MAGIC))
+    except FileNotFoundError:
+        return  # a new store
+    except IsADirectoryError:
+        raise ValueError(
+            f"{where}: that is a directory; pass a file path such as 'chats.db'"
+        ) from None
+    except OSError as exc:
+        raise type(exc)(
+            f"{where}: the file cannot be read ({exc.strerror}); check its permissions"
+        ) from exc
+    if head and head != _SQLITE_MAGIC:
+        raise ValueError(
+            f"{where}: the file is not a SQLite database, "
+            f"so not a byheart store; it was left untouched; pass another path"
+        )
+
+
+def _is_unopenable(exc: sqlite3.DatabaseError) -> bool:
+    # A damaged file, or one SQLite cannot open; "database is locked" and the like pass as is.
+    return not isinstance(exc, sqlite3.OperationalError) or "unable to open" in str(exc)
+
+
+def _unopenable(where: str, exc: sqlite3.Error) -> ValueError:
+    return ValueError(
+        f"{where}: SQLite cannot open it as a database ({exc}); it was left untouched; "
+        f"check the file's and the folder's permissions, or pass another path"
+    )
+
+
 class _Store(StoreCore):
     """The interface shared by both stores; the database work is `StoreCore`'s."""
 
@@ -350,40 +390,28 @@ class SQLiteStore(_Store):
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
             raise ValueError(f"SQLiteStore: timeout must be seconds >= 0, got {timeout!r}")
         self.path = os.fspath(path)
-        self._check_header()
+        where = f"SQLiteStore({self.path!r})"
+        _check_sqlite_path(where, self.path)
         self._dialect = Dialect()
-        # Autocommit mode: every transaction is explicit, so none is left open by accident.
-        self._conn = sqlite3.connect(
-            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-        )
         try:
+            # Autocommit mode: every transaction is explicit, so none is left open by accident.
+            self._conn = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            self._setup(f"SQLiteStore({self.path!r})")
+        except sqlite3.Error as exc:
+            raise _unopenable(where, exc) from exc
+        try:
+            self._setup(where)
             self._conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
             # Zero the bytes of deleted rows instead of only unlinking them from the b-tree.
             self._conn.execute("PRAGMA secure_delete = ON")
-        except BaseException:
+        except BaseException as exc:
             self._conn.close()
             self._closed = True
+            if isinstance(exc, sqlite3.DatabaseError) and _is_unopenable(exc):
+                raise _unopenable(where, exc) from exc
             raise
-
-    def _check_header(self) -> None:
-        # Checked before sqlite3 touches the file, so a wrong path is refused without a write.
-        try:
-            with open(self.path, "rb") as f:
-                head = f.read(len(_SQLITE_MAGIC))
-        except FileNotFoundError:
-            return
-        except IsADirectoryError:
-            raise ValueError(
-                f"SQLiteStore({self.path!r}): that is a directory; "
-                f"pass a file path such as 'chats.db'"
-            ) from None
-        if head and head != _SQLITE_MAGIC:
-            raise ValueError(
-                f"SQLiteStore({self.path!r}): the file is not a SQLite database, "
-                f"so not a byheart store; it was left untouched; pass another path"
-            )
 
 
 class PostgresStore(_Store):
