@@ -22,6 +22,15 @@ def refused(path: Path, error: type[Exception], why: str, fix: str) -> str:
     return message
 
 
+def sqlite_file(path: Path, *statements: str) -> Path:
+    """A SQLite database made by another application with `statements`."""
+    with sqlite3.connect(path) as db:
+        for statement in statements:
+            db.execute(statement)
+    db.close()
+    return path
+
+
 def test_a_missing_folder_is_named_and_not_created(tmp_path: Path) -> None:
     path = tmp_path / "no" / "such" / "folder" / "chats.db"
     message = refused(path, FileNotFoundError, "does not exist", "create it first")
@@ -51,23 +60,18 @@ def test_a_damaged_sqlite_file_is_refused_untouched(tmp_path: Path, tail: bytes)
 
 
 def test_a_sqlite_database_of_another_application_is_refused_untouched(tmp_path: Path) -> None:
-    path = tmp_path / "app.db"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
-    db.commit()
-    db.close()
+    path = sqlite_file(tmp_path / "app.db", "CREATE TABLE invoices (id INTEGER, total REAL)")
     before = path.read_bytes()
     refused(path, ValueError, r"something else \(tables: invoices\)", "pass another path")
     assert path.read_bytes() == before
 
 
 def test_a_meta_table_of_another_format_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "other.db"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    db.execute("INSERT INTO meta VALUES ('format', 'some.other.tool')")
-    db.commit()
-    db.close()
+    path = sqlite_file(
+        tmp_path / "other.db",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "INSERT INTO meta VALUES ('format', 'some.other.tool')",
+    )
     refused(path, ValueError, "not a byheart store", "pass another location")
 
 
