@@ -11,7 +11,21 @@ from .packing import pack
 def check_key(call: str, key: object) -> str:
     if not isinstance(key, str):
         raise TypeError(f"{call}: a vector key must be a str (a content hash), got {key!r}")
+    # Both databases store keys as UTF-8 text, and PostgreSQL's text holds no NUL.
+    if "\x00" in key or (not key.isprintable() and _unencodable(key)):
+        raise ValueError(
+            f"{call}: the vector key {key!r} holds a NUL or a lone surrogate; "
+            f"use a hex digest such as hashlib.sha256(text.encode()).hexdigest()"
+        )
     return key
+
+
+def _unencodable(key: str) -> bool:
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class StoredVectors(MutableMapping[str, list[float]]):
