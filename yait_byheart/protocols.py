@@ -9,7 +9,7 @@ JSON string, in assistant messages) or `{"type": "tool_result", "id", "output", 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "Journal",
     "Retriever",
     "ScoringRetriever",
+    "VectorCache",
 ]
 
 #: `external(query)` offers outside material: a list of {"text": str, "source": str} dicts.
@@ -100,3 +101,17 @@ class Journal(Protocol):
     def turn_appended(self, index: int, record: dict[str, Any]) -> None: ...
     def turn_redacted(self, index: int, record: dict[str, Any]) -> None: ...
     def state_changed(self, state: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class VectorCache(Protocol):
+    """Stored embeddings of one embedder, keyed by a content hash the caller computes.
+
+    `store.vectors(conversation, name)` returns one (see `yait_byheart.store`); a plain dict
+    with these methods works too. `get_many` returns only the keys present; `set_many` writes
+    all of `items` at once (one transaction in a store); `del cache[key]` forgets one vector.
+    """
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, list[float]]: ...
+    def set_many(self, items: Mapping[str, Sequence[float]]) -> None: ...
+    def __delitem__(self, key: str) -> None: ...

@@ -1,0 +1,131 @@
+"""The stores' SQL text, written once for SQLite and PostgreSQL.
+
+A template marks a parameter with ``?`` and the table prefix with ``{s}`` (empty in SQLite,
+``schema.`` in PostgreSQL); :meth:`Statements.rendered` turns it into one dialect's text.
+Table definitions also name their column types (``{id}``, ``{big}``, ``{int}``, ``{blob}``).
+"""
+
+from __future__ import annotations
+
+#: Version of the table layout.  A store written by a newer layout is refused, never altered;
+#: an older one is upgraded in place when opened (2 added ``snapshots``, 3 ``vectors``).
+SCHEMA_VERSION = 3
+FORMAT = "yait_byheart.store"
+
+# The layout of schema version 1.
+BASE_TABLES = (
+    "CREATE TABLE {s}meta (key {text} PRIMARY KEY, value {text} NOT NULL)",
+    "CREATE TABLE {s}conversations (id {id}, name {text} NOT NULL UNIQUE, user_id {text}, "
+    "head {text} NOT NULL, seq {big} NOT NULL)",
+    "CREATE INDEX conversations_user ON {s}conversations (user_id)",
+    # record is text, not jsonb: jsonb reorders keys and costs a parse per append.
+    "CREATE TABLE {s}turns (conv {big} NOT NULL, idx {int} NOT NULL, record {text} NOT NULL, "
+    "PRIMARY KEY (conv, idx))",
+    "CREATE TABLE {s}state (conv {big} PRIMARY KEY, state {text} NOT NULL)",
+)
+# What each schema version added to the one before, run in order to upgrade an older store
+# (IF NOT EXISTS: a store whose upgrade was half done by hand still upgrades).
+UPGRADES = {
+    2: ("CREATE TABLE IF NOT EXISTS {s}snapshots (conv {big} PRIMARY KEY, data {blob} NOT NULL)",),
+    3: (
+        "CREATE TABLE IF NOT EXISTS {s}vectors (conv {big} NOT NULL, name {text} NOT NULL, "
+        "key {text} NOT NULL, data {blob} NOT NULL, PRIMARY KEY (conv, name, key))",
+    ),
+}
+# Tables holding a conversation's rows (deleted with it); `conversations` itself comes last.
+CHILD_TABLES = ("turns", "state", "snapshots", "vectors")
+SQLITE_TYPES = {"id": "INTEGER PRIMARY KEY", "big": "INTEGER", "int": "INTEGER"}
+SQLITE_TYPES |= {"text": "TEXT", "blob": "BLOB"}
+POSTGRES_TYPES = {"id": "bigserial PRIMARY KEY", "big": "bigint", "int": "integer"}
+POSTGRES_TYPES |= {"text": "text", "blob": "bytea"}
+
+
+def new_tables(prefix: str, types: dict[str, str]) -> list[str]:
+    """The DDL of a new store of SCHEMA_VERSION: version 1's tables, then each upgrade."""
+    statements = [t.format(s=prefix, **types) for t in BASE_TABLES]
+    for version in range(2, SCHEMA_VERSION + 1):
+        statements += upgrade(version, prefix, types)
+    return statements
+
+
+def upgrade(version: int, prefix: str, types: dict[str, str]) -> list[str]:
+    """The DDL that schema `version` added to the one before."""
+    return [t.format(s=prefix, **types) for t in UPGRADES[version]]
+
+
+# Every statement the stores run, one "name: template" a line (an indented line continues
+# the one above).  `{{keys}}` in `vectors_in` becomes one `?` per key at run time.
+_TEMPLATES = """
+meta: SELECT key, value FROM {s}meta
+insert_meta: INSERT INTO {s}meta (key, value) VALUES (?, ?)
+set_version: UPDATE {s}meta SET value = ? WHERE key = 'schema_version'
+conversation: SELECT id, user_id, head, seq FROM {s}conversations WHERE name = ?
+turns: SELECT idx, record FROM {s}turns WHERE conv = ? ORDER BY idx
+state: SELECT state FROM {s}state WHERE conv = ?
+snapshot: SELECT data FROM {s}snapshots WHERE conv = ?
+create: INSERT INTO {s}conversations (name, user_id, head, seq)
+    VALUES (?, ?, ?, 0) ON CONFLICT (name) DO NOTHING
+conversation_id: SELECT id FROM {s}conversations WHERE name = ?
+insert_turn: INSERT INTO {s}turns (conv, idx, record) VALUES (?, ?, ?)
+insert_state: INSERT INTO {s}state (conv, state) VALUES (?, ?)
+insert_snapshot: INSERT INTO {s}snapshots (conv, data) VALUES (?, ?)
+bump: UPDATE {s}conversations SET seq = seq + 1 WHERE id = ? AND seq = ?
+rewrite_turn: UPDATE {s}turns SET record = ? WHERE conv = ? AND idx = ?
+drop_snapshot: DELETE FROM {s}snapshots WHERE conv = ?
+upsert_state: INSERT INTO {s}state (conv, state) VALUES (?, ?)
+    ON CONFLICT (conv) DO UPDATE SET state = excluded.state
+write_snapshot: INSERT INTO {s}snapshots (conv, data)
+    SELECT id, ? FROM {s}conversations WHERE id = ? AND seq = ?
+    ON CONFLICT (conv) DO UPDATE SET data = excluded.data
+exists: SELECT 1 FROM {s}conversations WHERE id = ?
+names: SELECT name FROM {s}conversations ORDER BY name
+names_of_user: SELECT name FROM {s}conversations WHERE user_id = ? ORDER BY name
+ids_by_name: SELECT id FROM {s}conversations WHERE name = ?
+ids_by_user: SELECT id FROM {s}conversations WHERE user_id = ?
+delete_conversation: DELETE FROM {s}conversations WHERE id = ?
+vector_keys: SELECT v.key FROM {s}vectors v JOIN {s}conversations c ON c.id = v.conv
+    WHERE c.name = ? AND v.name = ? ORDER BY v.key
+vector_count: SELECT count(*) FROM {s}vectors v JOIN {s}conversations c ON c.id = v.conv
+    WHERE c.name = ? AND v.name = ?
+vectors_in: SELECT v.key, v.data FROM {s}vectors v JOIN {s}conversations c ON c.id = v.conv
+    WHERE c.name = ? AND v.name = ? AND v.key IN ({{keys}})
+upsert_vector: INSERT INTO {s}vectors (conv, name, key, data) VALUES (?, ?, ?, ?)
+    ON CONFLICT (conv, name, key) DO UPDATE SET data = excluded.data
+delete_vector: DELETE FROM {s}vectors
+    WHERE conv = (SELECT id FROM {s}conversations WHERE name = ?) AND name = ? AND key = ?
+"""
+# A conversation's rows in each of these go with it (`delete_TABLE` statements).
+_DELETE_CHILD = "DELETE FROM {s}%s WHERE conv = ?"
+
+
+def templates() -> dict[str, str]:
+    """The statements by name, unrendered.
+
+    >>> templates()["exists"]
+    'SELECT 1 FROM {s}conversations WHERE id = ?'
+    """
+    out: dict[str, str] = {}
+    name = ""
+    for line in _TEMPLATES.strip().splitlines():
+        if line.startswith(" "):
+            out[name] += " " + line.strip()
+        else:
+            name, _, text = line.partition(": ")
+            out[name] = text
+    for table in CHILD_TABLES:
+        out["delete_" + table] = _DELETE_CHILD % table
+    return out
+
+
+def rendered(prefix: str, param: str) -> dict[str, str]:
+    """Every statement with `prefix` before each table name and `param` for each ``?``.
+
+    >>> rendered("byheart.", "%s")["exists"]
+    'SELECT 1 FROM byheart.conversations WHERE id = %s'
+    """
+    return {k: v.format(s=prefix).replace("?", param) for k, v in templates().items()}
+
+
+def vectors_in(statements: dict[str, str], count: int, param: str) -> str:
+    """The rendered `vectors_in` statement for `count` keys."""
+    return statements["vectors_in"].format(keys=", ".join([param] * count))
