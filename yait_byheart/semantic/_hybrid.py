@@ -135,6 +135,7 @@ class Hybrid:
 
     def fit(self, docs: list[str]) -> Hybrid:
         """Hold `docs` (stretch k is docs[k]), replacing what was held; returns self."""
+        docs = _texts("fit", docs)
         self._clear()
         self.add(docs)
         return self
@@ -145,8 +146,8 @@ class Hybrid:
         ids = list(range(self._next, self._next + len(docs))) if ids is None else list(ids)
         if len(ids) != len(docs):
             raise ValueError(f"Hybrid.add: {len(docs)} docs but {len(ids)} ids; give one id each")
+        vectors = self._vectors(docs)  # first: an embedder's error leaves everything held
         self.remove([u for u in ids if u in self._texts])
-        vectors = self._vectors(docs)
         for uid, text in zip(ids, docs, strict=True):
             self._texts[uid] = text
             self._live[self._key(text)] += 1
