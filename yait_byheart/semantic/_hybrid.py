@@ -32,31 +32,29 @@ def lexical_scale(scores: Mapping[int, float]) -> dict[int, float]:
     return {u: s / top for u, s in scores.items()} if top > 0 else {}
 
 
-def dense_scale(sims: Mapping[int, float]) -> dict[int, float]:
-    """Cosines as their lift above the mean over the best one's: the cosine of unrelated texts
-    is far from 0, so only the lift above the typical one says anything (1 is the best).
+def dense_scale(cosine: float, mean: float, top: float) -> float:
+    """A cosine as its lift above the mean over the best one's: the cosine of unrelated texts
+    is far from 0, so only the lift above the typical one says anything (the best scores 1).
 
-    >>> dense_scale({0: 0.25, 1: 0.5, 2: 0.75})
-    {0: -1.0, 1: 0.0, 2: 1.0}
+    >>> dense_scale(0.25, 0.5, 0.75), dense_scale(0.75, 0.5, 0.75), dense_scale(0.3, 0.3, 0.3)
+    (-1.0, 1.0, 0.0)
     """
-    if not sims:
-        return {}
-    mean = sum(sims.values()) / len(sims)
-    spread = max(sims.values()) - mean
-    if spread <= 0:
-        return dict.fromkeys(sims, 0.0)
-    return {u: (s - mean) / spread for u, s in sims.items()}
+    return (cosine - mean) / (top - mean) if top > mean else 0.0
 
 
 def comb_sum(
-    lexical: Mapping[int, float], dense: Mapping[int, float], weight: float
-) -> dict[int, float]:
-    """CombSUM: each stretch's scaled lexical score plus `weight` x its scaled similarity.
+    lexical: Mapping[int, float], cosines: Mapping[int, float], mean: float, top: float,
+    weight: float,
+) -> dict[int, float]:  # fmt: skip
+    """CombSUM: each stretch's scaled lexical score plus `weight` x its `dense_scale`d cosine
+    (the scaling written out in the loop: this runs over every candidate at each compose).
 
-    >>> comb_sum({0: 1.0}, {0: -1.0, 1: 1.0}, 0.5)
+    >>> comb_sum({0: 1.0}, {0: 0.25, 1: 0.75}, 0.5, 0.75, 0.5)
     {0: 0.5, 1: 0.5}
     """
-    return {u: lexical.get(u, 0.0) + weight * d for u, d in dense.items()}
+    scale = weight / (top - mean) if top > mean else 0.0
+    get = lexical.get
+    return {u: get(u, 0.0) + scale * (c - mean) for u, c in cosines.items()}
 
 
 class Hybrid:
@@ -77,6 +75,10 @@ class Hybrid:
             Default: an in-memory dict. A store's `open(conv, retriever=...)` sets it.
         name: The embedder's name in cache keys (default `embed.name`); needed with a cache.
         batch_size: Texts per `embed` call (default 64).
+        top: `scores` returns, besides the stretches sharing a query word, at most this many
+            of the most similar (default 100: more stretches than a 20,000-character budget
+            holds; raise it for larger budgets): the rest would
+            only be ranked and sorted to go unused.
         numpy: Vector math with numpy (True), pure Python (False), or numpy when importable
             (None, the default). Results agree within 1e-9.
 
@@ -89,7 +91,7 @@ class Hybrid:
 
     def __init__(
         self, embed: Embed, *, weight: float = 0.5, cache: Any = None, name: str | None = None,
-        batch_size: int = 64, numpy: bool | None = None,
+        batch_size: int = 64, top: int = 100, numpy: bool | None = None,
     ) -> None:  # fmt: skip
         if not callable(embed):
             raise TypeError("Hybrid: embed must be callable as embed(texts) -> list of vectors")
@@ -100,6 +102,7 @@ class Hybrid:
         self.embed = embed
         self.weight = float(weight)
         self.batch_size = int(batch_size)
+        self.top = max(1, int(top))
         self.name: str | None = name if name is not None else getattr(embed, "name", None)
         self.tuning = Tuning()
         self.embedded = 0  # texts sent to `embed`, queries included
@@ -209,32 +212,40 @@ class Hybrid:
             self._queries.put(query, found)
         return found
 
-    def lexical(self, query: str) -> dict[int, float]:
-        """BM25 over the query's rarest terms plus neighbour shares, as Memory scores stretches."""
-        tuning, index = self.tuning, self._index
+    def lexical(self, query: str, top: int | None = None) -> dict[int, float]:
+        """BM25 over the query's rarest terms plus neighbour shares, as Memory scores stretches:
+        of every stretch sharing a term, or of the `top` best only (pruned, as Memory does)."""
+        tuning, index, n = self.tuning, self._index, self._next
         terms = _ranking.query_terms(index, tokenize(query), tuning)
+        if top is not None:
+            head, found = index.head(terms, top)
+            head = _ranking.with_neighbours(index, terms, head, found, n, top, tuning)
+            return {u: s for s, u in head if u in self._texts}
         own, _ = index.scores(terms)
-        shares = _ranking.neighbour_shares(
-            own, self._next, tuning.context_weight, tuning.context_width
-        )
+        shares = _ranking.neighbour_shares(own, n, tuning.context_weight, tuning.context_width)
         out = {u: own.get(u, 0.0) + s for u, s in shares.items() if u in self._texts}
         return {**own, **out}
 
-    def fused(self, query: str) -> dict[int, float]:
-        """Every held stretch's fused score (may be negative: below-typical similarity)."""
+    def fused(self, query: str, top: int | None = None) -> dict[int, float]:
+        """Fused scores (negative for below-typical similarity): of every held stretch, or with
+        `top` of the `top` best lexically and the `top` most similar (any other stretch
+        scores below those most similar)."""
         if not isinstance(query, str):
             raise TypeError(f"Hybrid: query is {type(query).__name__}, expected str")
         if not self._texts:
             return {}
-        lexical = lexical_scale(self.lexical(query))
+        lexical = lexical_scale(self.lexical(query, top))
         if self.weight == 0:
-            return {u: lexical.get(u, 0.0) for u in self._texts}
-        dense = dense_scale(self._rows.dots(self._query_vector(query)))
-        return comb_sum(lexical, dense, self.weight)
+            return {u: lexical.get(u, 0.0) for u in (self._texts if top is None else lexical)}
+        sims = self._rows.similar(self._query_vector(query))
+        mean, best = sims.summary()
+        wanted = list(self._texts) if top is None else list(lexical.keys() | sims.best(top))
+        return comb_sum(lexical, sims.of(wanted), mean, best, self.weight)
 
     def scores(self, query: str) -> dict[int, float]:
-        """Stretches scoring above 0, by id: the weights Memory's sticky rules use."""
-        return {u: s for u, s in self.fused(query).items() if s > 0}
+        """Stretches scoring above 0, by id (at most `top` beyond those sharing a query word):
+        the weights Memory's sticky rules use."""
+        return {u: s for u, s in self.fused(query, self.top).items() if s > 0}
 
     def rank(self, query: str) -> list[int]:
         """Every held stretch id, best first (ties: lower id first)."""

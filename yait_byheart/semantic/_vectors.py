@@ -10,6 +10,7 @@ over a matrix that grows in place. Both give the same similarities within float 
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -23,7 +24,7 @@ def unit(vector: Sequence[float]) -> Vector:
     >>> unit([3.0, 4.0])
     [0.6, 0.8]
     """
-    norm = math.sqrt(math.fsum(x * x for x in vector))
+    norm = math.hypot(*vector)
     return [x / norm for x in vector] if norm > 0 else [0.0 for _ in vector]
 
 
@@ -46,7 +47,7 @@ def checked(texts: Sequence[str], vectors: Any, dim: int | None) -> list[Vector]
         want = dim if dim is not None else len(out[0])
         if len(v) != want or not v:
             raise ValueError(f"Hybrid: vector {i} has {len(v)} numbers, expected {want}; {fix}")
-        if not all(math.isfinite(x) for x in v):
+        if not math.isfinite(sum(v)) and not all(math.isfinite(x) for x in v):
             raise ValueError(f"Hybrid: vector {i} holds NaN or infinity; {fix}")
     return out
 
@@ -72,6 +73,7 @@ class Rows:
         self._free: list[int] = []
         self._vectors: list[Vector] = []
         self._matrix: Any = None
+        self._live: Any = None  # numpy array of the held rows, rebuilt after a change
 
     def __len__(self) -> int:
         return len(self._row)
@@ -82,6 +84,7 @@ class Rows:
         if row is None:
             row = self._free.pop() if self._free else len(self._vectors)
             self._row[uid] = row
+        self._live = None
         if row == len(self._vectors):
             self._vectors.append(vector)
         else:
@@ -105,6 +108,7 @@ class Rows:
         """Forget stretch `uid`'s vector (nothing if none is held)."""
         row = self._row.pop(uid, None)
         if row is not None:
+            self._live = None
             self._vectors[row] = []
             if self._matrix is not None:
                 self._matrix[row] = 0.0
@@ -112,13 +116,55 @@ class Rows:
 
     def dots(self, query: Vector) -> dict[int, float]:
         """Each held stretch's dot product with `query` (a cosine, both being unit length)."""
-        if not self._row:
-            return {}
-        if self._np is not None:
-            sims = (self._matrix[: len(self._vectors)] @ self._np.asarray(query)).tolist()
-            return {uid: sims[row] for uid, row in self._row.items()}
+        return self.similar(query).of(list(self._row))
+
+    def similar(self, query: Vector) -> Sims:
+        """Every held stretch's cosine with `query`, for `Sims` to summarise and look up."""
+        if self._np is not None and self._row:
+            np = self._np
+            if self._live is None:
+                self._live = np.fromiter(self._row.values(), dtype=np.intp, count=len(self._row))
+            # einsum, not BLAS: a matrix-vector product this small is slower threaded on a
+            # busy machine (BLAS threads wait for cores), and einsum runs on one.
+            sims = np.einsum("ij,j->i", self._matrix[: len(self._vectors)], np.asarray(query))
+            return Sims(self._row, sims, np, self._live)
         vectors = self._vectors
-        return {
-            uid: math.fsum(map(float.__mul__, vectors[row], query))
-            for uid, row in self._row.items()
+        found = {
+            row: math.fsum(map(float.__mul__, vectors[row], query)) for row in self._row.values()
         }
+        return Sims(self._row, found, None, None)
+
+
+class Sims:
+    """Cosines by row (a numpy array, or a dict in pure Python), read by stretch id."""
+
+    def __init__(self, rows: dict[int, int], sims: Any, np: Any, live: Any) -> None:
+        self._rows, self._sims, self._np, self._live = rows, sims, np, live
+
+    def summary(self) -> tuple[float, float]:
+        """The mean and the largest cosine over the held stretches."""
+        if not self._rows:
+            return 0.0, 0.0
+        if self._np is None:
+            values = list(self._sims.values())
+            return math.fsum(values) / len(values), max(values)
+        live = self._sims[self._live]
+        return float(live.mean()), float(live.max())
+
+    def of(self, uids: list[int]) -> dict[int, float]:
+        """The cosines of stretches `uids` (each held)."""
+        rows = [self._rows[u] for u in uids]
+        if self._np is None:
+            return {u: self._sims[r] for u, r in zip(uids, rows, strict=True)}
+        return dict(zip(uids, self._sims[rows].tolist(), strict=True))
+
+    def best(self, m: int) -> list[int]:
+        """The ids of the `m` stretches of largest cosine (any order among them)."""
+        if len(self._rows) <= m:
+            return list(self._rows)
+        ids = list(self._rows)
+        if self._np is None:
+            return heapq.nlargest(m, ids, key=lambda u: self._sims[self._rows[u]])
+        live = self._sims[self._live]
+        picked = self._np.argpartition(-live, m - 1)[:m]
+        return [ids[i] for i in picked.tolist()]
