@@ -1,6 +1,6 @@
 """Embedding vectors: checked, scaled to unit length, and held for cosine similarity.
 
-Pure Python by default (`math.fsum` of products); numpy, when importable, does the same sums
+Pure Python by default (a sum of products); numpy, when importable, does the same sums
 over a matrix that grows in place. Both give the same similarities within float rounding.
 
 >>> rows = Rows(numpy=False); rows.put(0, unit([3.0, 4.0])); rows.put(1, unit([1.0, 0.0]))
@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
+from operator import mul
 from typing import Any
 
 Vector = list[float]
@@ -129,9 +130,7 @@ class Rows:
             sims = np.einsum("ij,j->i", self._matrix[: len(self._vectors)], np.asarray(query))
             return Sims(self._row, sims, np, self._live)
         vectors = self._vectors
-        found = {
-            row: math.fsum(map(float.__mul__, vectors[row], query)) for row in self._row.values()
-        }
+        found = {row: sum(map(mul, vectors[row], query)) for row in self._row.values()}
         return Sims(self._row, found, None, None)
 
 
@@ -147,7 +146,7 @@ class Sims:
             return 0.0, 0.0
         if self._np is None:
             values = list(self._sims.values())
-            return math.fsum(values) / len(values), max(values)
+            return sum(values) / len(values), max(values)
         live = self._sims[self._live]
         return float(live.mean()), float(live.max())
 
