@@ -79,3 +79,10 @@ class HybridMiniLM(Hybrid):
 
     def __init__(self) -> None:
         super().__init__(shared())
+
+
+class HybridMiniLMSum(Hybrid):
+    """The same with weight 1: Fox and Shaw's CombSUM unweighted (for comparison)."""
+
+    def __init__(self) -> None:
+        super().__init__(shared(), weight=1.0)
