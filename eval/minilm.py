@@ -86,3 +86,36 @@ class HybridMiniLMSum(Hybrid):
 
     def __init__(self) -> None:
         super().__init__(shared(), weight=1.0)
+
+
+def main() -> None:
+    """`python -m eval.minilm [--data PATH] [BUDGET ...]`: the live replay (prefix reuse) with
+    the hybrid, sticky, on the LoCoMo dev file (default budget 8,000)."""
+    import argparse
+
+    from eval.locomo import live
+    from eval.locomo.cli import DEFAULT_DATA
+    from eval.locomo.data import load
+
+    p = argparse.ArgumentParser(prog="python -m eval.minilm")
+    p.add_argument("budgets", type=int, nargs="*", default=[8_000])
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = p.parse_args()
+    budgets = args.budgets
+    conversations = load(args.data)
+    print("| budget | calls counted | calls | prefix reused | billed / uncached | rebuilds |")
+    print("|---:|---|---:|---:|---:|---:|")
+    for budget in budgets:
+        assembled, every = live.Ledger(), live.Ledger()
+        for conv in conversations:
+            a, e = live.replay(conv, budget, "sticky", HybridMiniLM)
+            assembled.merge(a)
+            every.merge(e)
+        for name, ledger in (("assembled", assembled), ("all", every)):
+            r = ledger.summary()
+            print(f"| {budget:,} | {name} | {r['calls']:,} | {100 * r['hit_rate']:.1f} % "
+                  f"| {r['billed_ratio']:.3f} | {r['rebuilds']} |", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
