@@ -426,18 +426,38 @@ class BM25:
 
     def __init__(self) -> None:
         self._index = Index()
+        self._counts: dict[int, dict[str, int]] = {}
         self._n = 0
 
     def fit(self, docs: Sequence[str]) -> BM25:
         """Index `docs` (replacing anything indexed before) and return self."""
-        if isinstance(docs, str):
-            raise TypeError("BM25.fit: pass a list of documents, not a single string")
-        index = Index()
-        for i, doc in enumerate(docs):
-            if not isinstance(doc, str):
-                raise TypeError(f"BM25.fit: document {i} is {type(doc).__name__}, expected str")
-            index.add(i, term_counts(doc))
-        self._index, self._n = index, len(docs)
+        _documents("fit", docs)
+        self._index, self._counts, self._n = Index(), {}, 0
+        return self.add(docs)
+
+    def add(self, docs: Sequence[str], ids: Sequence[int] | None = None) -> BM25:
+        """Index `docs` too, as documents `ids` (default: after the last one); returns self.
+
+        >>> BM25().fit(["the cat sat"]).add(["a dog barked"]).rank("dog")
+        [1, 0]
+        """
+        _documents("add", docs)
+        ids = range(self._n, self._n + len(docs)) if ids is None else ids
+        if len(ids) != len(docs):
+            raise ValueError(f"BM25.add: {len(docs)} docs but {len(ids)} ids; give one id each")
+        self.remove([i for i in ids if i in self._counts])
+        for i, doc in zip(ids, docs, strict=True):
+            counts = self._counts[i] = term_counts(doc)
+            self._index.add(i, counts)
+            self._n = max(self._n, i + 1)
+        return self
+
+    def remove(self, ids: Sequence[int]) -> BM25:
+        """Forget documents `ids` (those not indexed are skipped); they then score 0."""
+        for i in ids:
+            counts = self._counts.pop(i, None)
+            if counts is not None:
+                self._index.remove(i, counts)
         return self
 
     def scores(self, query: str) -> list[float]:
@@ -451,3 +471,12 @@ class BM25:
         """Every document index, best first; ties (and non-matches) keep document order."""
         s = self.scores(query)
         return sorted(range(self._n), key=lambda i: -s[i])
+
+
+def _documents(call: str, docs: Sequence[str]) -> None:
+    """TypeError naming `BM25.<call>` unless `docs` is a list of strings."""
+    if isinstance(docs, str):
+        raise TypeError(f"BM25.{call}: pass a list of documents, not a single string")
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, str):
+            raise TypeError(f"BM25.{call}: document {i} is {type(doc).__name__}, expected str")

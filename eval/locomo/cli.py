@@ -70,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
         "--retriever",
         default=None,
         metavar="module:Class",
-        help="also run byheart with this fit/rank retriever",
+        help="also run byheart with this fit/rank retriever (or a registered name: hybrid-minilm)",
     )
     p.add_argument("--no-live", action="store_true", help="skip the live replay")
     p.add_argument("--no-external", action="store_true", help="skip the outside-knowledge run")

