@@ -1,7 +1,7 @@
 """Fuzz and speed check for resolve_time (a script, not a test).
 
-    python eval/fuzz_time.py            # 100 KB vs 1 MB adversarial texts, random Unicode, turns
-    python eval/fuzz_time.py --quick    # 10 KB vs 100 KB, fewer random strings
+    python -m eval fuzz-time            # 100 KB vs 1 MB adversarial texts, random Unicode, turns
+    python -m eval fuzz-time --quick    # 10 KB vs 100 KB, fewer random strings
 
 Every phrase pattern must run in linear time. For each adversarial text the
 script times resolve_time on a small and a 10x larger copy and prints the
@@ -16,12 +16,8 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from yait_byheart._time import resolve_time
 
