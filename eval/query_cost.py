@@ -6,7 +6,8 @@
 Part 1 replays each LoCoMo dev conversation and eval.bench_live's generated talk (600 turns)
 and reports, over the user turns used as queries, the mean share of stretches holding each of
 the query's rarest terms (`Index.rarest` with `Tuning().query_terms`, as `compose` keeps them):
-the generated talk is a fair stand-in only if its terms are about as common as real ones.  Part 2 builds `--turns` turns of
+the generated talk is a fair stand-in only if its terms are about as common as real ones.
+Part 2 builds `--turns` turns of
 generated talk and reports the median number of postings those terms hold per query and the
 cost per posting of walking them (a plain BM25 pass, timed on this machine).
 """
