@@ -215,7 +215,7 @@ class Byheart:
     def compose(self, question: str) -> Composed:
         r = self.memory.compose(question)
         included = tuple(self._to_turn[i] for i in r["included"])
-        return Composed(included, tuple(r["messages"]), int(r["chars"]), raw=r)
+        return Composed(included, tuple(r["messages"]), int(r["chars"]), raw=dict(r))
 
 
 def load_retriever(spec: str) -> tuple[Callable[[], Any], str]:
