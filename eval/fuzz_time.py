@@ -122,13 +122,19 @@ def _soup(rng: random.Random, size: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 KB vs 100 KB")
+    parser.add_argument("--size", type=int, default=0, help="small text size in chars (10x)")
+    parser.add_argument("--random", type=int, default=0, help="random strings of each kind")
+    parser.add_argument("--calls", type=int, default=20_000, help="calls per per-append timing")
     args = parser.parse_args(argv)
-    small, large = (10_000, 100_000) if args.quick else (100_000, 1_000_000)
-    n_random = 2_000 if args.quick else 20_000
+    small = args.size or (10_000 if args.quick else 100_000)
+    large = 10 * small
+    n_random = args.random or (2_000 if args.quick else 20_000)
+    if min(small, n_random, args.calls) < 1:
+        parser.error("--size, --random and --calls must be >= 1")
     worst = 0.0
     failed = False
 
-    print(f"resolve_time, anchor {WHEN!r}: {small // 1000} KB vs {large // 1000} KB")
+    print(f"resolve_time, anchor {WHEN!r}: {small:,} vs {large:,} characters")
     print(f"{'text':<28} {'small ms':>9} {'large ms':>9} {'ratio':>6} {'notes':>8}")
     rng = random.Random(20230525)
     for name, unit in [*ADVERSARIAL.items(), ("phrase soup", ""), ("random unicode", "")]:
@@ -184,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, turn in turns.items():
         per_call = []
         for _ in range(7):
-            n = 20_000
+            n = args.calls
             t0 = time.perf_counter()
             for _ in range(n):
                 resolve_time(turn, WHEN)
