@@ -42,7 +42,7 @@ def test_an_unknown_benchmark_exits_2_with_the_list(capsys: pytest.CaptureFixtur
 def test_every_command_is_a_module_with_main_argv() -> None:
     expected = {
         "locomo", "xquad", "ablate", "bench-live", "bench-store", "query-cost", "fuzz-time",
-        "fuzz-tokens", "time-langs", "semantic",
+        "fuzz-tokens", "time-langs", "semantic", "ab-revision",
     }  # fmt: skip
     assert set(COMMANDS) == expected
     for name, command in COMMANDS.items():
@@ -191,3 +191,18 @@ def test_xquad_on_a_made_up_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
     (tmp_path / "xquad.en.json").write_text(json.dumps(doc), encoding="utf-8")
     assert main(["xquad", "--data", str(tmp_path), "--budgets", "300", "--no-write"]) == 0
     assert "en" in capsys.readouterr().out
+
+
+def test_ab_revision_against_this_checkouts_own_commit(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ab-revision", "HEAD", "--turns", "200", "--rounds", "20"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("200 turns, 20 rounds alternated")
+    for op in ("append", "compose"):
+        assert re.search(rf"^{op}: HEAD [\d.]+ \S+, this checkout [\d.]+ \S+, ratio [\d.]+x$",
+                         out, flags=re.M)  # fmt: skip
+
+
+def test_ab_revision_names_a_bad_revision(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["ab-revision", "no-such-rev-123", "--turns", "10"])
+    assert "git archive no-such-rev-123" in capsys.readouterr().err
