@@ -1,23 +1,59 @@
-"""Entry point: ``python -m eval <benchmark> [options]``."""
+"""Entry point: ``python -m eval NAME [options]``; ``python -m eval`` lists the benchmarks.
+
+Each benchmark is a module of this package with ``main(argv) -> int``, imported only when it
+runs (some need optional packages or files another change adds); each also runs alone as
+``python -m eval.MODULE``.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Sequence
+from typing import NamedTuple
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    benchmarks = ("locomo", "xquad")
-    if not args or args[0] not in benchmarks:
-        print(f"usage: python -m eval {{{','.join(benchmarks)}}} [options]", file=sys.stderr)
+class Command(NamedTuple):
+    module: str
+    summary: str
+
+
+COMMANDS: dict[str, Command] = {
+    "locomo": Command("eval.locomo.cli", "LoCoMo: recall, live replay, outside knowledge"),
+    "xquad": Command("eval.xquad", "XQuAD: retrieval and sizes in six languages"),
+    "ablate": Command("eval.ablate", "LoCoMo recall per Tuning override (the ablation table)"),
+    "bench-live": Command("eval.bench_live", "live-loop speed and memory, issue 19's floors"),
+    "bench-store": Command("eval.bench_store", "durable store speed (SQLite, PostgreSQL)"),
+    "query-cost": Command("eval.query_cost", "postings a compose walks: LoCoMo vs generated"),
+    "fuzz-time": Command("eval.fuzz_time", "resolve_time: linear time on adversarial texts"),
+    "fuzz-tokens": Command("eval.fuzz_tokens", "tokenizer: linear time on adversarial texts"),
+    "time-langs": Command("eval.time_langs", "relative dates: cases resolved per language"),
+    "semantic": Command("eval.semantic", "semantic (embedding) retrieval comparison"),
+    "minilm": Command("eval.minilm", "live replay with the MiniLM hybrid (needs the eval extra)"),
+    "ab-revision": Command("eval.ab_revision", "developer A/B: this checkout vs a git revision"),
+    "ab-store": Command("eval.ab_store", "developer A/B: two versions of store.py, one process"),
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: python -m eval NAME [options]   (python -m eval NAME --help for options)"]
+    lines += ["", "benchmarks:"]
+    lines += [f"  {name:<{width}}  {c.summary}" for name, c in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"python -m eval: unknown benchmark {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    if args[0] == "xquad":
-        from eval.xquad import main as xquad_main
-
-        return xquad_main(args[1:])
-    from eval.locomo.cli import main as locomo_main
-
-    return locomo_main(args[1:])
+    module = importlib.import_module(COMMANDS[name].module)
+    return int(module.main(rest) or 0)
 
 
 if __name__ == "__main__":

@@ -75,14 +75,14 @@ def factories(module: ModuleType, tmp: str, dsn: str) -> dict[str, Callable[[], 
 SCHEMAS: list[str] = []
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--against", required=True, help="the other version's store.py")
     parser.add_argument("--turns", type=int, default=20_000)
     parser.add_argument("--appends", type=int, default=300, help="appends per round")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--pg", default=os.environ.get("BYHEART_TEST_PG_DSN", ""))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     other = load_other(args.against)
     source = Memory(budget=20_000)
     for i, text in enumerate(make_texts(args.turns)):

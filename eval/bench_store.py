@@ -128,7 +128,7 @@ def sqlite_factory(path: str, synchronous: str) -> Callable[[], Store]:
     return lambda: SQLiteStore(path, synchronous=synchronous)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=100_000, help="turns for the reopen test")
     parser.add_argument("--appends", type=int, default=3_000, help="appends timed per store")
@@ -137,7 +137,7 @@ def main() -> None:
         default=os.environ.get("BYHEART_TEST_PG_DSN", ""),
         help="a PostgreSQL DSN to measure too (default $BYHEART_TEST_PG_DSN)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     print(f"building a {args.turns:,}-turn conversation...", file=sys.stderr)
     source = Memory(budget=20_000)

@@ -1,7 +1,7 @@
 """Fuzz and speed check for resolve_time (a script, not a test).
 
-    python eval/fuzz_time.py            # 100 KB vs 1 MB adversarial texts, random Unicode, turns
-    python eval/fuzz_time.py --quick    # 10 KB vs 100 KB, fewer random strings
+    python -m eval fuzz-time            # 100 KB vs 1 MB adversarial texts, random Unicode, turns
+    python -m eval fuzz-time --quick    # 10 KB vs 100 KB, fewer random strings
 
 Every phrase pattern must run in linear time. For each adversarial text the
 script times resolve_time on a small and a 10x larger copy and prints the
@@ -16,12 +16,8 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from yait_byheart._time import resolve_time
 
@@ -126,13 +122,19 @@ def _soup(rng: random.Random, size: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10 KB vs 100 KB")
+    parser.add_argument("--size", type=int, default=0, help="small text size in chars (10x)")
+    parser.add_argument("--random", type=int, default=0, help="random strings of each kind")
+    parser.add_argument("--calls", type=int, default=20_000, help="calls per per-append timing")
     args = parser.parse_args(argv)
-    small, large = (10_000, 100_000) if args.quick else (100_000, 1_000_000)
-    n_random = 2_000 if args.quick else 20_000
+    small = args.size or (10_000 if args.quick else 100_000)
+    large = 10 * small
+    n_random = args.random or (2_000 if args.quick else 20_000)
+    if min(small, n_random, args.calls) < 1:
+        parser.error("--size, --random and --calls must be >= 1")
     worst = 0.0
     failed = False
 
-    print(f"resolve_time, anchor {WHEN!r}: {small // 1000} KB vs {large // 1000} KB")
+    print(f"resolve_time, anchor {WHEN!r}: {small:,} vs {large:,} characters")
     print(f"{'text':<28} {'small ms':>9} {'large ms':>9} {'ratio':>6} {'notes':>8}")
     rng = random.Random(20230525)
     for name, unit in [*ADVERSARIAL.items(), ("phrase soup", ""), ("random unicode", "")]:
@@ -188,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, turn in turns.items():
         per_call = []
         for _ in range(7):
-            n = 20_000
+            n = args.calls
             t0 = time.perf_counter()
             for _ in range(n):
                 resolve_time(turn, WHEN)

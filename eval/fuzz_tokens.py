@@ -1,7 +1,7 @@
 """Fuzz and speed check for the tokenizer (a script, not a test).
 
-    python -m eval.fuzz_tokens            # 100 KB vs 1 MB of adversarial text, each kind
-    python -m eval.fuzz_tokens --quick    # 10 KB vs 100 KB
+    python -m eval fuzz-tokens            # 100 KB vs 1 MB of adversarial text, each kind
+    python -m eval fuzz-tokens --quick    # 10 KB vs 100 KB
 
 For each kind of adversarial text (any code point, long runs of combining marks, stacked
 Devanagari conjuncts with joiners, emoji sequences, right-to-left and zero-width marks, mixed
@@ -60,7 +60,7 @@ def _seconds(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m eval.fuzz_tokens", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m eval fuzz-tokens", description=__doc__)
     p.add_argument("--quick", action="store_true", help="10 KB vs 100 KB")
     args = p.parse_args(argv)
     small = 10_000 if args.quick else 100_000

@@ -88,7 +88,7 @@ class HybridMiniLMSum(Hybrid):
         super().__init__(shared(), weight=1.0)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """`python -m eval.minilm [--data PATH] [BUDGET ...]`: the live replay (prefix reuse) with
     the hybrid, sticky, on the LoCoMo dev file (default budget 8,000)."""
     import argparse
@@ -100,7 +100,7 @@ def main() -> None:
     p = argparse.ArgumentParser(prog="python -m eval.minilm")
     p.add_argument("budgets", type=int, nargs="*", default=[8_000])
     p.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     budgets = args.budgets
     conversations = load(args.data)
     print("| budget | calls counted | calls | prefix reused | billed / uncached | rebuilds |")

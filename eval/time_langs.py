@@ -1,7 +1,7 @@
 """Relative dates per language: share of cases resolved exactly, and negatives annotated.
 
-    python -m eval.time_langs            # golden files and the held-out-style set
-    python -m eval.time_langs --misses tests/data/time/extra/heldout.json
+    python -m eval time-langs            # golden files and the held-out-style set
+    python -m eval time-langs --misses tests/data/time/extra/heldout.json
 
 Reads case files (lists of {"text", "when", "expected"}; a case whose expected equals its text
 is a negative: nothing may be inserted) and prints, per file and per language tag, how many

@@ -155,7 +155,8 @@ share of questions whose own paragraph was among the included turns. The baselin
 single paragraphs with `yait_byheart.BM25` and sends the best that fit the same budget. No
 language is forced: each paragraph's and each question's language is read from its own words
 (yait_byheart/_lang/detect.py), and a question that says too little is read in each plausible
-language, keeping the reading whose terms the conversation holds most (`Memory._query_terms`).
+language, keeping the reading whose terms the conversation holds most (`Ranker.terms`,
+yait_byheart/_ranker.py).
 
 {result}
 

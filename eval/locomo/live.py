@@ -109,7 +109,7 @@ def replay(
     system.build(())
     for turn in conv.turns:
         if turn.role == "user":
-            result = system.memory.compose(turn.text)
+            result = dict(system.memory.compose(turn.text))
             every.add(result)
             if result["mode"] == "assembled":
                 assembled.add(result)

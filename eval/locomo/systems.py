@@ -164,7 +164,8 @@ class SessionBM25(_Baseline):
 class Byheart:
     """yait_byheart.Memory: fresh (stability=0) or sticky (defaults), optional custom retriever.
 
-    ``skip`` leaves turns out at ingest (outside-knowledge runs); ``external`` is passed through.
+    ``skip`` leaves turns out at ingest (outside-knowledge runs); ``external`` and ``tuning``
+    (a ``yait_byheart.Tuning``, for ablations) are passed through.
     """
 
     budget: int
@@ -173,6 +174,7 @@ class Byheart:
     retriever_name: str = ""
     external: Callable[[str], list[dict[str, str]]] | None = None
     skip: frozenset[int] = frozenset()
+    tuning: Any = None  # yait_byheart.Tuning | None; Any keeps the import lazy
     name: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -189,6 +191,8 @@ class Byheart:
             kwargs["retriever"] = self.retriever()
         if self.external is not None:
             kwargs["external"] = self.external
+        if self.tuning is not None:
+            kwargs["tuning"] = self.tuning
         return kwargs
 
     def build(self, turns: Sequence[Turn]) -> None:
@@ -211,7 +215,7 @@ class Byheart:
     def compose(self, question: str) -> Composed:
         r = self.memory.compose(question)
         included = tuple(self._to_turn[i] for i in r["included"])
-        return Composed(included, tuple(r["messages"]), int(r["chars"]), raw=r)
+        return Composed(included, tuple(r["messages"]), int(r["chars"]), raw=dict(r))
 
 
 # Retrievers named on the command line: `--retriever hybrid-minilm`.

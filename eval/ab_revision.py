@@ -1,0 +1,115 @@
+"""Developer A/B: append and compose of another revision against this checkout, in one process.
+
+    python -m eval ab-revision d712674                  # 10,000 turns, 1,000 rounds
+    python -m eval ab-revision d712674 --turns 100000 --rounds 600
+
+A shared machine's speed drifts between runs (docs/benchmarks.md, "Speed"), so two revisions
+are compared inside one process: `git archive REV yait_byheart` is unpacked into a temporary
+folder and imported under another package name (the package imports itself relatively), both
+Memories get the same history of generated talk (eval.bench_live's), then each round appends
+a user turn, composes with it and appends the reply, on both in alternating order. The medians
+of the second half of the rounds and their ratio (this checkout / REV) are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import io
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yait_byheart
+from eval.bench_live import Talk
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_revision(rev: str, into: Path) -> ModuleType:
+    """Package `yait_byheart` at git revision `rev`, imported as `byheart_at_<rev>`."""
+    data = subprocess.run(
+        ["git", "archive", rev, "yait_byheart"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    # The "data" filter where this Python has it (3.12, and backports): plain files only.
+    safe: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(into, **safe)
+    name = "byheart_at_" + "".join(c if c.isalnum() else "_" for c in rev)
+    folder = into / "yait_byheart"
+    spec = importlib.util.spec_from_file_location(
+        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"ab-revision: cannot import yait_byheart at {rev}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def compare(memories: dict[str, Any], turns: int, rounds: int) -> dict[str, dict[str, float]]:
+    """Median append and compose seconds per memory over the second half of `rounds`."""
+    talk = Talk()
+    history = [talk.turn() for _ in range(turns)]
+    for mem in memories.values():
+        for i, text in enumerate(history):
+            when = f"{1 + (i // 80) % 28} May 2023"
+            mem.append("user" if i % 2 == 0 else "assistant", text, when=when)
+    times: dict[str, dict[str, list[float]]] = {k: {"append": [], "compose": []} for k in memories}
+    names = list(memories)
+    for r in range(rounds):
+        user, reply = talk.turn(), talk.turn()
+        for name in names if r % 2 else reversed(names):
+            mem = memories[name]
+            t0 = time.perf_counter()
+            mem.append("user", user, when="3 May 2023")
+            t1 = time.perf_counter()
+            mem.compose(user)
+            t2 = time.perf_counter()
+            mem.append("assistant", reply, when="3 May 2023")
+            t3 = time.perf_counter()
+            if r >= rounds // 2:
+                times[name]["append"] += [t1 - t0, t3 - t2]
+                times[name]["compose"].append(t2 - t1)
+    return {k: {op: statistics.median(v) for op, v in ops.items()} for k, ops in times.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval ab-revision", description=__doc__)
+    parser.add_argument("rev", help="git revision to compare against (e.g. d712674)")
+    parser.add_argument("--turns", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=1_000)
+    parser.add_argument("--budget", type=int, default=20_000)
+    args = parser.parse_args(argv)
+    if args.turns < 0 or args.rounds < 2:
+        parser.error("--turns must be >= 0 and --rounds >= 2")
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            other = load_revision(args.rev, Path(tmp))
+        except subprocess.CalledProcessError as exc:
+            parser.error(f"git archive {args.rev}: {exc.stderr.decode().strip()}")
+        memories = {
+            args.rev: other.Memory(budget=args.budget),
+            "this checkout": yait_byheart.Memory(budget=args.budget),
+        }
+        medians = compare(memories, args.turns, args.rounds)
+    base, this = medians[args.rev], medians["this checkout"]
+    print(f"{args.turns:,} turns, {args.rounds} rounds alternated, medians of the last half:")
+    for op, unit, scale in (("append", "µs", 1e6), ("compose", "ms", 1e3)):
+        print(
+            f"{op}: {args.rev} {base[op] * scale:.3f} {unit}, this checkout "
+            f"{this[op] * scale:.3f} {unit}, ratio {this[op] / base[op]:.2f}x"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
