@@ -1,14 +1,15 @@
 """Memory: keep the conversation verbatim, compose what to send before each model call.
 
->>> mem = Memory(budget=2_000)
->>> mem.append("user", "we decided on 55 euro a month", when="8 May 2023")
-0
->>> r = mem.compose("what did we decide about pricing?")
->>> r["mode"], [m["role"] for m in r["messages"]]
-('passthrough', ['user', 'user'])
->>> print(r["messages"][0]["parts"][0]["text"])
-[8 May 2023]
-we decided on 55 euro a month
+Examples:
+    >>> mem = Memory(budget=2_000)
+    >>> mem.append("user", "we decided on 55 euro a month", when="8 May 2023")
+    0
+    >>> r = mem.compose("what did we decide about pricing?")
+    >>> r["mode"], [m["role"] for m in r["messages"]]
+    ('passthrough', ['user', 'user'])
+    >>> print(r["messages"][0]["parts"][0]["text"])
+    [8 May 2023]
+    we decided on 55 euro a month
 """
 
 from __future__ import annotations
