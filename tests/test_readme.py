@@ -1,4 +1,5 @@
-"""Every Python block of the README runs (issue 15): the example a newcomer copies cannot rot."""
+"""Every Python block of the README and of the site's newcomer pages runs (issue 15): the
+examples a newcomer copies cannot rot."""
 
 from __future__ import annotations
 
@@ -7,21 +8,25 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), re.M | re.S)
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PAGES = [README, *(ROOT / "docs" / f for f in ("getting-started.md", "languages.md"))]
+BLOCKS = [
+    (page.name, block)
+    for page in PAGES
+    for block in re.findall(r"^```python\n(.*?)^```", page.read_text(encoding="utf-8"), re.M | re.S)
+]
 
 
-def test_the_readme_has_a_python_example() -> None:
-    assert BLOCKS, "README.md lost its ```python example"
+def test_every_page_has_a_python_example() -> None:
+    assert {name for name, _ in BLOCKS} == {page.name for page in PAGES}
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_python_block_runs(
-    index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_python_block_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # a block may write files (a store): keep them out of the tree
-    code = compile(BLOCKS[index], f"README.md python block {index + 1}", "exec")
-    exec(code, {"__name__": "__readme__"})
+    name, block = BLOCKS[index]
+    exec(compile(block, f"{name}, python block {index + 1}", "exec"), {"__name__": "__doc__"})
 
 
 def test_readme_installs_by_path_and_names_the_other_package() -> None:
