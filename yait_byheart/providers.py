@@ -185,6 +185,23 @@ def to_openai(
     then always a parts list, so the bytes do not change when a marker moves); ``ttl`` is
     ``"30m"`` or ``"12h"``; ``model`` drops breakpoints below its minimum prefix.
 
+    Args:
+        result: A `ComposeResult` (or any mapping with ``messages`` and ``stable_upto``).
+        system: The system prompt, sent as a leading ``system`` message; None (default): none.
+        parts: False (default): each message's content is one string; True: a parts list.
+        cache: True adds explicit ``prompt_cache_breakpoint`` markers at the breakpoints
+            (default False: OpenAI's automatic prefix cache needs none).
+        ttl: With ``cache``, the marker's lifetime: None (default, the provider's), ``"30m"``
+            or ``"12h"``.
+        model: With ``cache``, the model name whose minimum cacheable prefix (in tokens,
+            estimated at 4 characters each) drops shorter breakpoints; None keeps all.
+
+    Returns:
+        The ``messages`` list of a Chat Completions request.
+
+    Raises:
+        ValueError: A malformed result or an unknown ``ttl``, named in the message.
+
     Examples:
         >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "a"},
         ...                                              {"type": "text", "text": "b"}]}],
@@ -267,6 +284,16 @@ def to_openai_responses(
     only blocks that carry one. Merge the returned dict into your request:
     ``{"model": ..., **to_openai_responses(result)}``.
 
+    Args:
+        result: A `ComposeResult` (or any mapping with ``messages`` and ``stable_upto``).
+        system: The system prompt, sent as ``instructions``; None (default): none.
+        cache: True adds explicit ``prompt_cache_breakpoint`` markers (default False).
+        ttl: With ``cache``: None (default), ``"30m"`` or ``"12h"``.
+        model: With ``cache``, drops breakpoints below that model's minimum prefix.
+
+    Returns:
+        ``{"input": [...]}``, plus ``"instructions"`` when ``system`` is given.
+
     Examples:
         >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}],
         ...      "stable_upto": -1}
@@ -345,6 +372,22 @@ def to_anthropic(
     ``tool_use`` blocks (``input`` the parsed arguments), results ``tool_result`` blocks placed
     first in their user message, as the API requires.
 
+    Args:
+        result: A `ComposeResult` (or any mapping with ``messages``, ``stable_upto`` and
+            optionally ``breakpoints``).
+        system: The system prompt, sent (and marked) as ``system``; None (default): none.
+        cache: True (default) places ``cache_control`` markers; False sends none.
+        ttl: None or ``"5m"`` (default: the five-minute cache, sent as no ``ttl``), or
+            ``"1h"`` (the one-hour cache, writes billed at 2x).
+        model: The model name whose minimum cacheable prefix (in tokens, estimated at 4
+            characters each) drops shorter breakpoints; None (default) keeps all.
+
+    Returns:
+        ``{"messages": [...]}``, plus ``"system"`` when ``system`` is given.
+
+    Raises:
+        ValueError: A malformed result or an unknown ``ttl``, named in the message.
+
     Examples:
         >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]},
         ...                   {"role": "assistant", "parts": [{"type": "text", "text": "yo"}]},
@@ -419,6 +462,13 @@ def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[s
     pairs them by name and order), with the output under ``"output"`` (``"error"`` when
     ``is_error``). Gemini's implicit cache needs no marker; the stable prefix is what it
     matches on.
+
+    Args:
+        result: A `ComposeResult` (or any mapping with ``messages``).
+        system: The system prompt, sent as ``systemInstruction``; None (default): none.
+
+    Returns:
+        ``{"contents": [...]}``, plus ``"systemInstruction"`` when ``system`` is given.
 
     Examples:
         >>> u = lambda t: {"role": "user", "parts": [{"type": "text", "text": t}]}
