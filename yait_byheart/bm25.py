@@ -414,7 +414,14 @@ class BM25:
         self._n = 0
 
     def fit(self, docs: Sequence[str]) -> BM25:
-        """Index `docs` (replacing anything indexed before) and return self."""
+        """Index `docs` (replacing anything indexed before) and return self.
+
+        Args:
+            docs: The documents' texts; document k is `docs[k]`.
+
+        Raises:
+            TypeError: `docs` is a single string, or holds a non-str.
+        """
         if isinstance(docs, str):
             raise TypeError("BM25.fit: pass a list of documents, not a single string")
         index = Index()
@@ -426,13 +433,24 @@ class BM25:
         return self
 
     def scores(self, query: str) -> list[float]:
-        """The BM25 score of every document, in document order."""
+        """The BM25 score of every document, in document order.
+
+        Args:
+            query: The query text, tokenized like the documents.
+
+        Returns:
+            One score per document (0.0 for documents sharing no term with the query).
+        """
         if not isinstance(query, str):
             raise TypeError(f"BM25.scores: query is {type(query).__name__}, expected str")
         found, _ = self._index.scores(tokenize(query))
         return [found.get(i, 0.0) for i in range(self._n)]
 
     def rank(self, query: str) -> list[int]:
-        """Every document index, best first; ties (and non-matches) keep document order."""
+        """Every document index, best first; ties (and non-matches) keep document order.
+
+        Args:
+            query: The query text.
+        """
         s = self.scores(query)
         return sorted(range(self._n), key=lambda i: -s[i])
