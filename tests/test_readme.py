@@ -35,12 +35,3 @@ def test_readme_installs_by_path_and_names_the_other_package() -> None:
     assert "python -m yait_byheart demo" in text and "python -m pytest" in text
     # The long description is read on the package index: no relative links.
     assert not re.search(r"\]\((?!https?://)[^)]*\)", text)
-
-
-def test_one_version_everywhere() -> None:
-    import yait_byheart
-
-    pyproject = (README.parent / "pyproject.toml").read_text(encoding="utf-8")
-    version = re.search(r'^version = "([^"]+)"', pyproject, re.M)
-    assert version and version.group(1) == yait_byheart.__version__
-    assert f"yait_byheart-{yait_byheart.__version__}-py3-none-any.whl" in README.read_text("utf-8")
