@@ -76,6 +76,38 @@ def post_json(
         sys.exit(f"HTTP {err.code} from {base or url}: {err.read().decode(errors='replace')}")
 
 
+def count_key(value: Any, key: str) -> int:
+    """How many dicts inside `value` (a decoded JSON body) hold `key`."""
+    if isinstance(value, dict):
+        return (key in value) + sum(count_key(v, key) for v in value.values())
+    if isinstance(value, list):
+        return sum(count_key(v, key) for v in value)
+    return 0
+
+
+def dry_run_summary(key_var: str, result: dict[str, Any], body: dict[str, Any]) -> str:
+    """A few lines saying what the request for the first question holds, without sending it."""
+    script = os.path.basename(sys.argv[0]) or "the example"
+    listed = next((k for k in ("messages", "input", "contents") if k in body), "")
+    items = body.get(listed, [])
+    sizes = [len(json.dumps(m, ensure_ascii=False)) for m in items]
+    lines = [
+        f"dry run: no {key_var} set, so nothing is sent. This is the request byheart composed",
+        f"for the first question ({QUESTIONS[0]!r}).",
+        f"  model: {body.get('model', '(in the URL)')}",
+        f"  {listed}: {len(items)} ({', '.join(f'{s:,}' for s in sizes)} bytes of JSON each)",
+        f"  request body: {len(json.dumps(body, ensure_ascii=False)):,} bytes of JSON",
+        f"  composed: mode={result['mode']}, {result['chars']:,} characters, stretches "
+        f"{result['selected']} of {result['of_units']}",
+        f"  cache breakpoints: stable_upto={result['stable_upto']}, "
+        f"breakpoints={result['breakpoints']}, "
+        f"cache_control marks in the body: {count_key(body, 'cache_control')}",
+        f"Set {key_var} to hold three live turns with the provider;",
+        f"`python examples/{script} --full` prints the whole JSON request.",
+    ]
+    return "\n".join(lines)
+
+
 def run(
     key_var: str,
     base_url: str,
@@ -85,8 +117,9 @@ def run(
     *,
     shown: str = "stable_upto",
 ) -> int:
-    """Without the API key in `key_var`, print the request for the first question; with it,
-    hold three live turns and print what byheart composed and what the cache did.
+    """Without the API key in `key_var`, print a dry-run summary of the request for the first
+    question (the whole JSON with `--full` on the command line); with it, hold three live
+    turns and print what byheart composed and what the cache did.
 
     `build_body(result, live)` makes the request body (`live` is False for the printed dump,
     which some scripts keep without the output-token limit); `endpoint(key)` gives the URL and
@@ -97,7 +130,11 @@ def run(
     key = os.environ.get(key_var)
     if not key:
         result = mem.compose(QUESTIONS[0])
-        print(json.dumps(build_body(result, False), indent=2, ensure_ascii=False))
+        body = build_body(result, False)
+        if "--full" in sys.argv[1:]:
+            print(json.dumps(body, indent=2, ensure_ascii=False))
+        else:
+            print(dry_run_summary(key_var, result, body))
         return 0
     url, headers = endpoint(key)
     for turn, question in enumerate(QUESTIONS, 1):

@@ -4,9 +4,10 @@
 
 With ANTHROPIC_API_KEY set it holds a three-turn conversation on top of a long seeded history
 and prints, for each turn, what byheart composed and what the cache did (`cache_usage`: the
-first turn writes the prefix, the next ones read it). Without the key it prints the JSON
-request it would send. Only the standard library is used (urllib). ANTHROPIC_MODEL and
-ANTHROPIC_BASE_URL override the defaults.
+first turn writes the prefix, the next ones read it). Without the key it is a dry run: it
+prints a short summary of the request it would send (`--full`: the whole JSON). Only the
+standard library is used (urllib). ANTHROPIC_MODEL and ANTHROPIC_BASE_URL override the
+defaults.
 
 Anthropic caches only what is marked: `to_anthropic` puts `cache_control` on the system prompt
 and on the messages in `result["breakpoints"]` (at most four in all). The default model needs

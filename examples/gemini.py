@@ -4,7 +4,8 @@
 
 With GEMINI_API_KEY set it holds a three-turn conversation on top of a long seeded history and
 prints, for each turn, what byheart composed and what Gemini's implicit cache did
-(`cache_usage`). Without the key it prints the JSON request it would send. Only the standard
+(`cache_usage`). Without the key it is a dry run: it prints a short summary of the request
+it would send (`--full`: the whole JSON). Only the standard
 library is used (urllib). GEMINI_MODEL and GEMINI_BASE_URL override the defaults.
 
 Gemini needs strictly alternating user/model turns; `to_gemini` merges consecutive same-role

@@ -4,7 +4,8 @@
 
 With OPENAI_API_KEY set it holds a three-turn conversation on top of a long seeded history and
 prints, for each turn, what byheart composed and what the provider's cache did
-(`cache_usage`). Without the key it prints the JSON request it would send. Only the standard
+(`cache_usage`). Without the key it is a dry run: it prints a short summary of the request
+it would send (`--full`: the whole JSON). Only the standard
 library is used (urllib). OPENAI_MODEL and OPENAI_BASE_URL override the defaults.
 
 The history goes in `input` as message items (user parts `input_text`, assistant parts

@@ -927,14 +927,14 @@ ENDPOINTS = {
 }
 
 
-def run_example(name: str, **env: str) -> subprocess.CompletedProcess[str]:
+def run_example(name: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     # No real key, model or endpoint from the caller's environment leaks into the run.
     ours = ("OPENAI_", "ANTHROPIC_", "GEMINI_")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(ours)}
     clean["PYTHONPATH"] = os.pathsep.join([str(REPO), clean.get("PYTHONPATH", "")])
     clean["NO_PROXY"] = clean["no_proxy"] = "127.0.0.1,localhost"
     return subprocess.run(
-        [sys.executable, str(REPO / "examples" / f"{name}.py")],
+        [sys.executable, str(REPO / "examples" / f"{name}.py"), *args],
         env={**clean, **env},
         capture_output=True,
         text=True,
@@ -945,7 +945,7 @@ def run_example(name: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_example_without_key_prints_the_request(name: str) -> None:
-    done = run_example(name)
+    done = run_example(name, "--full")  # without --full: a dry-run summary (test_examples_dry_run)
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     question = "What monthly price did we settle on for the Pro plan?"

@@ -26,12 +26,22 @@ def min_cacheable_tokens(model: str) -> int | None:
     From the table in ``docs/prompt-cache.md`` (Anthropic's prompt-caching page and OpenAI's
     guide): below it nothing is cached, so a breakpoint there buys nothing.
 
-    >>> min_cacheable_tokens("claude-sonnet-4-5-20250929"), min_cacheable_tokens("claude-haiku-4-5")
-    (1024, 4096)
-    >>> min_cacheable_tokens("claude-3-5-haiku-20241022"), min_cacheable_tokens("gpt-5.6")
-    (2048, 1024)
-    >>> min_cacheable_tokens("my-local-model") is None
-    True
+    Args:
+        model: A model name as the provider spells it (a date suffix or a "provider/" prefix
+            is fine).
+
+    Returns:
+        The minimum in tokens, or None for a model the table does not know.
+
+    Examples:
+        >>> min_cacheable_tokens("claude-sonnet-4-5-20250929")
+        1024
+        >>> min_cacheable_tokens("claude-haiku-4-5")
+        4096
+        >>> min_cacheable_tokens("claude-3-5-haiku-20241022"), min_cacheable_tokens("gpt-5.6")
+        (2048, 1024)
+        >>> min_cacheable_tokens("my-local-model") is None
+        True
     """
     if not isinstance(model, str):
         raise TypeError(f"min_cacheable_tokens(model): model must be a str, got {model!r}")

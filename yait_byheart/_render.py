@@ -19,8 +19,13 @@ OMITTED_MARKER = "[earlier turns of this exchange omitted to stay within the siz
 TURN_JOIN = "\n\n"
 
 SAID = "said"
+"""Turn kind: words spoken in the conversation (the default of `Memory.append`); sent as is."""
 SUPPLIED = "supplied"
+"""Turn kind: material a speaker pasted or attached (a document, an e-mail); `source` names it
+(a file name, a URL), and it is sent under a "[supplied: source]" line."""
 DERIVED = "derived"
+"""Turn kind: output produced by a tool or a program; `source` names it, and it is sent under a
+"[derived: source]" line."""
 KINDS = (SAID, SUPPLIED, DERIVED)
 
 Message = dict[str, Any]

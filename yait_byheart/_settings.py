@@ -16,40 +16,49 @@ from dataclasses import dataclass, fields
 
 @dataclass(frozen=True)
 class Tuning:
-    """Constants of the selection rules; see docs/benchmarks.md for why each has its value."""
+    """Constants of the selection rules, for experiments; the defaults are measured.
 
-    # A stretch closes at this share of `chunk` ("Retrieval ablations").
+    Each attribute's docstring names the section of docs/benchmarks.md that measured it.
+    Every value must be a finite number >= 0 (ValueError otherwise).
+    """
+
     stretch_share: float = 1 / 3
-    # ... at the latest at budget / stretches_per_budget; 0 turns it off ("Retrieval ablations").
+    """A stretch closes at this share of `chunk` ("Retrieval ablations")."""
     stretches_per_budget: float = 20.0
-    # A stretch never takes more than this share of the budget, so at least two always fit.
+    """... or at the latest at budget / stretches_per_budget; 0 turns that off ("Retrieval
+    ablations")."""
     max_stretch_share: float = 0.5
-    # A stretch may close at either speaker's turn (dropped: "Retrieval ablations").
+    """A stretch never takes more than this share of the budget, so at least two always fit."""
     close_at_any_turn: bool = False
-    # Neighbours within `context_width` get context_weight / 2 of a score ("Retrieval ablations").
+    """A stretch may close at either speaker's turn (dropped: "Retrieval ablations")."""
     context_weight: float = 1.0
+    """Neighbours within `context_width` get context_weight / 2 of a stretch's score
+    ("Retrieval ablations")."""
     context_width: int = 1
-    # "when" questions: stretches carrying a resolved date score (1 + date_boost) times more.
+    """How many stretches on each side count as neighbours ("Retrieval ablations")."""
     date_boost: float = 0.25
-    # A query keeps its rarest terms only ("Speed").
+    """For "when" questions, stretches carrying a resolved date score (1 + date_boost) times
+    more."""
     query_terms: int = 8
-    # Query terms in more than this share of the stretches are dropped; 1 keeps all (dropped).
+    """A query keeps only its rarest terms, this many ("Speed")."""
     common_share: float = 1.0
-    # Coverage counts scores above this share of the weakest chosen one's ("Live replay").
+    """Query terms in more than this share of the stretches are dropped; 1 keeps all (dropped)."""
     shared_score: float = 0.65
-    # A missing stretch scoring this share of the best always joins ("Live replay").
+    """Coverage counts scores above this share of the weakest chosen one's ("Live replay")."""
     strong_join: float = 0.75
-    # A custom retriever's rank r weighs 1 / (rank_offset + r + 1) ("A custom retriever...").
+    """A missing stretch scoring this share of the best always joins ("Live replay")."""
     rank_offset: int = 10
-    # Zero-score stretches (newest first) that may top up a selection.
+    """A custom retriever's rank r weighs 1 / (rank_offset + r + 1) ("A custom retriever")."""
     recency_fill_scan: int = 200
-    # A selection stops after this many stretches in a row too large for the room ("Speed").
+    """Zero-score stretches (newest first) that may top up a selection."""
     misfits: int = 32
-    # Cache prices relative to uncached input (docs/prompt-cache.md).
+    """A selection stops after this many stretches in a row too large for the room ("Speed")."""
     cache_write: float = 1.25
+    """Price of a cache write relative to uncached input (docs/prompt-cache.md)."""
     cache_read: float = 0.10
-    # A kept context may grow to (2 x mean_over_budget - 1) x budget ("Live replay").
+    """Price of a cache read relative to uncached input (docs/prompt-cache.md)."""
     mean_over_budget: float = 2.0
+    """A kept context may grow to (2 x mean_over_budget - 1) x budget ("Live replay")."""
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -451,18 +451,22 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
         order: passed to ``parse_when``: how to read a numeric ``when`` whose
             day and month could swap ("dmy" or "mdy"; default None refuses it).
 
-    >>> resolve_time("I ran the race last Saturday", "1:56 pm on 25 May, 2023")
-    'I ran the race last Saturday [20 May 2023]'
-    >>> resolve_time("Last weekend was fun, last month too.", "25 May 2023")
-    'Last weekend [20-21 May 2023] was fun, last month [April 2023] too.'
-    >>> resolve_time("a few days ago, and two weeks ago", date(2023, 5, 25))
-    'a few days ago [20-22 May 2023], and two weeks ago [8-14 May 2023]'
-    >>> resolve_time("the last week of June", "25 May 2023")
-    'the last week of June'
-    >>> resolve_time("Gestern war ich im Kino; 三天前 也是", "25 May 2023")
-    'Gestern [24 May 2023] war ich im Kino; 三天前 [22 May 2023] 也是'
-    >>> resolve_time("yesterday", None)
-    'yesterday'
+    Returns:
+        ``text`` with " [date]" inserted after each relative date it resolves.
+
+    Examples:
+        >>> resolve_time("I ran the race last Saturday", "1:56 pm on 25 May, 2023")
+        'I ran the race last Saturday [20 May 2023]'
+        >>> resolve_time("Last weekend was fun, last month too.", "25 May 2023")
+        'Last weekend [20-21 May 2023] was fun, last month [April 2023] too.'
+        >>> resolve_time("a few days ago, and two weeks ago", date(2023, 5, 25))
+        'a few days ago [20-22 May 2023], and two weeks ago [8-14 May 2023]'
+        >>> resolve_time("the last week of June", "25 May 2023")
+        'the last week of June'
+        >>> resolve_time("Gestern war ich im Kino; 三天前 也是", "25 May 2023")
+        'Gestern [24 May 2023] war ich im Kino; 三天前 [22 May 2023] 也是'
+        >>> resolve_time("yesterday", None)
+        'yesterday'
     """
     if not isinstance(text, str):
         raise TypeError(f"resolve_time(text, when): text must be a str, got {type(text).__name__}")

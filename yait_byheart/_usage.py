@@ -104,10 +104,22 @@ def cache_usage(response: object) -> dict[str, int]:
 
     A missing count reads as 0; a response with none of these shapes raises ValueError.
 
-    >>> cache_usage({"input_tokens": 21, "cache_read_input_tokens": 188086, "output_tokens": 393})
-    {'input': 188107, 'cached_read': 188086, 'cache_write': 0}
-    >>> cache_usage({"usageMetadata": {"promptTokenCount": 1200, "cachedContentTokenCount": 1000}})
-    {'input': 1200, 'cached_read': 1000, 'cache_write': 0}
+    Args:
+        response: A provider's response or its usage block: parsed JSON or an SDK object.
+
+    Returns:
+        Token counts: ``input`` (all input tokens, cached included), ``cached_read`` (read
+        from the cache) and ``cache_write`` (written to it).
+
+    Examples:
+        >>> cache_usage(
+        ...     {"input_tokens": 21, "cache_read_input_tokens": 188086, "output_tokens": 393}
+        ... )
+        {'input': 188107, 'cached_read': 188086, 'cache_write': 0}
+        >>> cache_usage(
+        ...     {"usageMetadata": {"promptTokenCount": 1200, "cachedContentTokenCount": 1000}}
+        ... )
+        {'input': 1200, 'cached_read': 1000, 'cache_write': 0}
     """
     call = "cache_usage(response)"
     if response is None:
@@ -147,9 +159,16 @@ def chars_per_token(n: float = 4.0) -> Callable[[str], int]:
     fewer characters per token). It is an estimate: for exact OpenAI counts pass a tokenizer,
     e.g. ``Memory(measure=lambda s: len(enc.encode(s)))`` with tiktoken (docs/prompt-cache.md).
 
-    >>> est = chars_per_token()
-    >>> est("hello"), est(""), chars_per_token(3)("abcdefg")
-    (2, 0, 3)
+    Args:
+        n: Characters per token (default 4.0); must be a positive number.
+
+    Returns:
+        ``measure(text) -> int``, the estimated token count of ``text``.
+
+    Examples:
+        >>> est = chars_per_token()
+        >>> est("hello"), est(""), chars_per_token(3)("abcdefg")
+        (2, 0, 3)
     """
     if isinstance(n, bool) or not isinstance(n, (int, float)) or not math.isfinite(n) or n <= 0:
         raise ValueError(f"chars_per_token(n): n must be a positive number, got {n!r}")

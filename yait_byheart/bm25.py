@@ -5,8 +5,9 @@ and Beyond", Foundations and Trends in Information Retrieval 3(4), 2009, eq. 3.3
 tf saturation) with the non-negative idf used by Lucene (`log(1 + (N - df + 0.5)/(df + 0.5))`),
 so a term in more than half the documents still counts a little instead of subtracting.
 
->>> BM25().fit(["the cat sat", "a dog barked", "the cat and the dog"]).rank("dog")
-[1, 2, 0]
+Examples:
+    >>> BM25().fit(["the cat sat", "a dog barked", "the cat and the dog"]).rank("dog")
+    [1, 2, 0]
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ def idf(df: int, n_docs: int) -> float:
 
     ln(1 + (10 - 1 + 0.5) / (1 + 0.5)) = ln(7.333) = 1.9924:
 
-    >>> round(idf(1, 10), 4)
-    1.9924
+    Examples:
+        >>> round(idf(1, 10), 4)
+        1.9924
     """
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
@@ -47,8 +49,9 @@ def idf(df: int, n_docs: int) -> float:
 def term_weight(tf: int, doc_len: int, avg_len: float, k1: float = K1, b: float = B) -> float:
     """Saturated, length-normalised term frequency (the BM25 tf component).
 
-    >>> round(term_weight(1, 10, 10.0), 4)
-    1.0
+    Examples:
+        >>> round(term_weight(1, 10, 10.0), 4)
+        1.0
     """
     norm = k1 * (1.0 - b + b * doc_len / avg_len) if avg_len > 0 else k1
     return tf * (k1 + 1.0) / (tf + norm)
@@ -136,9 +139,10 @@ class Index:
         `dict(zip(...))` per term) against ~1.1 s adding 35,000 documents term by term: a store
         keeps this beside its rows so reopening a long conversation skips re-indexing it.
 
-        >>> index = Index(); index.add(3, {"oven": 2, "deck": 1})
-        >>> Index.load(index.dump()).scores(["oven"])[0] == index.scores(["oven"])[0]
-        True
+        Examples:
+            >>> index = Index(); index.add(3, {"oven": 2, "deck": 1})
+            >>> Index.load(index.dump()).scores(["oven"])[0] == index.scores(["oven"])[0]
+            True
         """
         terms = list(self._postings)
         if any("\n" in t for t in terms):
@@ -244,10 +248,11 @@ class Index:
         ones mostly add postings to walk. A chat turn used as a query has 10-40 words; keeping
         its 8 rarest cut a compose at 100,000 turns from ~10 ms to ~4 ms.
 
-        >>> index = Index()
-        >>> index.add(0, {"oven": 1, "deck": 1}); index.add(1, {"oven": 2})
-        >>> index.rarest(["oven", "deck", "unknown"], 1)
-        ['deck']
+        Examples:
+            >>> index = Index()
+            >>> index.add(0, {"oven": 1, "deck": 1}); index.add(1, {"oven": 2})
+            >>> index.rarest(["oven", "deck", "unknown"], 1)
+            ['deck']
         """
         postings = self._postings
         found = {t for t in terms if t in postings}
@@ -257,9 +262,10 @@ class Index:
         """The exact BM25 score of each of `doc_ids` (0.0 if it holds no query term), summed
         in `head`'s term order, so a document scored by both gets the same float.
 
-        >>> index = Index(); index.add(0, {"oven": 1}); index.add(1, {"deck": 1})
-        >>> index.exact([0, 1], ["oven"])[1]
-        0.0
+        Examples:
+            >>> index = Index(); index.add(0, {"oven": 1}); index.add(1, {"deck": 1})
+            >>> index.exact([0, 1], ["oven"])[1]
+            0.0
         """
         postings, lengths = self._postings, self._lengths
         terms = self._rarest_first(query_terms)
@@ -430,7 +436,14 @@ class BM25:
         self._n = 0
 
     def fit(self, docs: Sequence[str]) -> BM25:
-        """Index `docs` (replacing anything indexed before) and return self."""
+        """Index `docs` (replacing anything indexed before) and return self.
+
+        Args:
+            docs: The documents' texts; document k is `docs[k]`.
+
+        Raises:
+            TypeError: `docs` is a single string, or holds a non-str.
+        """
         _documents("fit", docs)
         self._index, self._counts, self._n = Index(), {}, 0
         return self.add(docs)
@@ -461,14 +474,25 @@ class BM25:
         return self
 
     def scores(self, query: str) -> list[float]:
-        """The BM25 score of every document, in document order."""
+        """The BM25 score of every document, in document order.
+
+        Args:
+            query: The query text, tokenized like the documents.
+
+        Returns:
+            One score per document (0.0 for documents sharing no term with the query).
+        """
         if not isinstance(query, str):
             raise TypeError(f"BM25.scores: query is {type(query).__name__}, expected str")
         found, _ = self._index.scores(tokenize(query))
         return [found.get(i, 0.0) for i in range(self._n)]
 
     def rank(self, query: str) -> list[int]:
-        """Every document index, best first; ties (and non-matches) keep document order."""
+        """Every document index, best first; ties (and non-matches) keep document order.
+
+        Args:
+            query: The query text.
+        """
         s = self.scores(query)
         return sorted(range(self._n), key=lambda i: -s[i])
 

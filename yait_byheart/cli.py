@@ -104,7 +104,16 @@ def _quiet_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "byheart") -> int:
-    """Run the command line; returns the exit code (see the module docstring)."""
+    """Run the command line; returns the exit code (see the module docstring).
+
+    Args:
+        argv: The arguments after the program name (default None: `sys.argv[1:]`).
+        prog: The program name shown in usage and error lines (default "byheart").
+
+    Returns:
+        The exit code: 0 done, 1 not found or failed, 3 the store cannot be opened, 130
+        interrupted. A usage error raises SystemExit(2) from argparse instead.
+    """
     args = build_parser(prog).parse_args(argv)  # exits 2 on a usage error
     run: Callable[[argparse.Namespace], int] = COMMANDS[args.command]
     try:

@@ -207,7 +207,9 @@ def serve(
         budget: characters, the budget of conversations that ``remember`` creates (default
             20,000; existing conversations keep theirs).
         max_text: characters, the longest turn ``remember`` accepts (default 100,000).
-        stdin, stdout, stderr: the streams (default: the process's; binary for stdin/stdout).
+        stdin: binary stream the requests are read from (default: the process's stdin).
+        stdout: binary stream the replies are written to (default: the process's stdout).
+        stderr: text stream for log lines (default: the process's stderr).
     """
     rd = stdin if stdin is not None else sys.stdin.buffer
     wr = stdout if stdout is not None else sys.stdout.buffer

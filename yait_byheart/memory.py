@@ -1,14 +1,15 @@
 """Memory: keep the conversation verbatim, compose what to send before each model call.
 
->>> mem = Memory(budget=2_000)
->>> mem.append("user", "we decided on 55 euro a month", when="8 May 2023")
-0
->>> r = mem.compose("what did we decide about pricing?")
->>> r["mode"], [m["role"] for m in r["messages"]]
-('passthrough', ['user', 'user'])
->>> print(r["messages"][0]["parts"][0]["text"])
-[8 May 2023]
-we decided on 55 euro a month
+Examples:
+    >>> mem = Memory(budget=2_000)
+    >>> mem.append("user", "we decided on 55 euro a month", when="8 May 2023")
+    0
+    >>> r = mem.compose("what did we decide about pricing?")
+    >>> r["mode"], [m["role"] for m in r["messages"]]
+    ('passthrough', ['user', 'user'])
+    >>> print(r["messages"][0]["parts"][0]["text"])
+    [8 May 2023]
+    we decided on 55 euro a month
 """
 
 from __future__ import annotations
@@ -38,32 +39,60 @@ _CALLABLES = ("measure", "retriever", "boundaries", "external")
 class Memory:
     """A conversation kept verbatim, and the composer of what to send before each model call.
 
+    Every size below is in `measure` units: characters unless `measure` is given. Every
+    argument is keyword-only and checked: a bad value raises TypeError or ValueError naming
+    `Memory()` and the argument.
+
     Args:
-        budget: The size a selection aims for, in `measure` units (characters by default).
-            Below it everything is sent; above it stretches are selected to fill it. Between
-            rebuilds the kept (cache-warm) context grows above it, never past
-            `ceiling` x budget. Default 20,000.
-        chunk: Sets the stretch size: a stretch closes at about a third of it. Default 900.
-        retriever: Replaces the built-in BM25 ranking: anything with `fit(docs)` and
-            `rank(query)`; optional `add`, `remove` and `scores` (see `protocols`).
-        boundaries: `f(stretch_turns) -> bool`, asked at each user turn whether it opens a
-            new stretch; replaces the size rule (the size cap still applies).
-        stability: Share (0-1) of a query's relevance the kept context must already hold
-            before it is reused; 0 selects afresh every call. Default 0.7.
-        external: `f(query) -> [{"text", "source"}]` offering outside material, admitted only
-            when it outscores the conversation (rule 4).
-        external_margin: How much more (as a share) outside material must score. Default 0.
-        external_share: Budget share outside material may take by default. Default 0.3.
-        external_max: Budget share it may take when it wins decisively. Default 1.0.
-        resolve_time: Annotate relative dates at append ("last Saturday [20 May 2023]").
+        budget: What a selection aims for (default 20,000). Below it everything is sent
+            verbatim (`mode="passthrough"`); above it stretches are selected by relevance to
+            fill it (`mode="assembled"`). It is a target, not a cap: between rebuilds the kept,
+            cache-warm context grows above it, on average to about twice the budget (see
+            `ceiling` for the hard limit).
+        chunk: Sets the stretch size (default 900): a stretch closes at about a third of it
+            (or a twentieth of the budget if that is less), never above half the budget.
+        retriever: Replaces the built-in BM25 ranking (default None: BM25). Anything with
+            `fit(docs)` and `rank(query)`; optionally `add`/`remove` (fed only what changed)
+            and `scores` (scores weigh instead of ranks): the `Retriever` contract in
+            `yait_byheart.protocols`.
+        boundaries: `f(stretch_turns) -> bool` (default None: the size rule), asked at each
+            user turn whether it opens a new stretch; the half-budget cap still applies
+            (`Boundaries` in `yait_byheart.protocols`).
+        stability: Share (0-1) of a query's relevance the kept context must already hold to
+            be reused as is (default 0.7); below it the needed stretches join, or the context
+            is rebuilt. 0 selects afresh every call (no cache reuse).
+        external: `f(query) -> [{"text", "source"}, ...]` offering outside material (default
+            None: none), admitted only when it outscores the conversation (the `External`
+            contract in `yait_byheart.protocols`).
+        external_margin: How much more, as a share of the best stretch's score, outside
+            material must score to be admitted (default 0: beating it is enough).
+        external_share: Share (0-1) of the budget outside material may take (default 0.3).
+        external_max: Share (0-1) it may take when it wins decisively (default 1.0); at least
+            `external_share`.
+        resolve_time: Annotate relative dates at append, beside the words: "last Saturday
+            [20 May 2023]" (default True).
         date_order: How to read a numeric `when` whose day and month could swap
             (05/08/2023): "dmy", "mdy", or None (default: such a `when` is refused).
-        ceiling: The hard limit, as a multiple of budget: no compose sends more. Default 4.
-        measure: `f(text) -> int`, the unit of every size (e.g. a tokenizer's length).
-        tuning: The selection rules' constants (for experiments; defaults are measured).
+        ceiling: The hard limit, as a multiple of `budget` (default 4, at least 1). Guarantee:
+            no compose sends more than `ceiling` x `budget` (`ComposeResult["size"]`); the kept
+            context is rebuilt or trimmed before it would. A query alone above it raises
+            ValueError.
+        measure: `f(text) -> int`, the size of a text (default `len`: characters); e.g. a
+            tokenizer's length, or `providers.chars_per_token()`. It must return an int >= 0
+            and be deterministic, since sizes decide what is cached.
+        tuning: The selection rules' constants (default `Tuning()`, the measured values; for
+            experiments).
         language: None (default) reads every turn and query in the language its own words
             point to; a code (en, de, fr, es, it, pt, nl, ru, ar, hi) forces that language's
             stemmer and stop words on the words of its script. Recorded by `to_dict`.
+
+    Examples:
+        >>> mem = Memory(budget=2_000, ceiling=2.0)
+        >>> mem.append("user", "the oven costs 18,900 euro")
+        0
+        >>> r = mem.compose("what does the oven cost?")
+        >>> r["mode"], r["size"] <= 2.0 * mem.budget
+        ('passthrough', True)
     """
 
     def __init__(
@@ -143,8 +172,16 @@ class Memory:
                 speaker pasted or attached) or DERIVED (produced by a tool or program);
                 non-SAID turns are sent with a "[kind: source]" line.
             source: Where a SUPPLIED or DERIVED turn came from (a file name, a URL).
-            when: The turn's date (a str such as "8 May 2023", a date or a datetime); with
-                `resolve_time`, relative dates are annotated beside the words.
+            when: The turn's date (a str such as "8 May 2023", a date or a datetime; default
+                "": undated); with `resolve_time`, relative dates are annotated beside the
+                words, and the date is shown at the head of its stretch when sent.
+
+        Returns:
+            The turn's index (0 for the first turn), stable for the Memory's life.
+
+        Raises:
+            ValueError: A bad role, kind or `when`, named with the fix; nothing is stored.
+            TypeError: `text` or `source` is not a str.
         """
         turn = make_turn("Memory.append", role, text, kind=kind, source=source, when=when,
                          resolve=self.resolve_time, order=self.date_order)  # fmt: skip
@@ -159,6 +196,18 @@ class Memory:
 
         `tool_call` parts go in assistant messages, `tool_result` parts in user messages, each
         result answering an earlier call by `id`; see `yait_byheart.protocols` for the shapes.
+
+        Args:
+            message: `{"role": "user" | "assistant", "parts": [part, ...]}`, a neutral message.
+            kind: SAID (default), SUPPLIED or DERIVED, as in `append`.
+            source: Where a SUPPLIED or DERIVED message came from, as in `append`.
+            when: The message's date, as in `append`.
+
+        Returns:
+            The turn's index.
+
+        Raises:
+            ValueError: A malformed message, or a tool result that answers no earlier call.
         """
         call = "Memory.append_message"
         role, text, tools = split_message(message, call)
@@ -180,7 +229,17 @@ class Memory:
     # -- redaction -----------------------------------------------------------------------------
 
     def redact(self, index: int) -> None:
-        """Blank turn `index` everywhere (index, output, persistence); positions stay stable."""
+        """Blank turn `index` everywhere (index, output, persistence); positions stay stable.
+
+        The kept context is dropped, so the next compose rebuilds without the words.
+
+        Args:
+            index: The turn's index as `append` returned it; negative counts from the end.
+
+        Raises:
+            TypeError: `index` is not an int.
+            IndexError: No such turn.
+        """
         with self._lock:
             conv = self._conv
             index = _checks.turn_index("Memory.redact", index, len(conv))
@@ -210,7 +269,7 @@ class Memory:
             query: The user's new message, sent last. If it is the last turn appended, it is
                 not sent twice. None continues the conversation as appended (an agent calling
                 the model again after a tool round): selection uses the latest user text.
-            external_query: What to ask `external` for, if not `query`.
+            external_query: What to ask `external` for (default "": the query).
 
         Returns:
             A `ComposeResult` (see `yait_byheart.protocols`). No compose sends more than
@@ -233,6 +292,11 @@ class Memory:
 
         Callables cannot be saved: their names are recorded under `config["callables"]`, and
         `from_dict` asks for each again.
+
+        Returns:
+            `{"format", "version", "config", "turns", "state"}`: the settings, every turn as
+            stored, and the sent context and counters, so the next compose repeats the cached
+            prefix.
         """
         with self._lock:
             config: dict[str, Any] = {key: getattr(self, key) for key in _CONFIG}
@@ -251,8 +315,19 @@ class Memory:
         """Rebuild a Memory saved by `to_dict`; `settings` override the saved ones and must
         supply every callable the data names (`config["callables"]`).
 
-        `index_snapshot` (from `Memory.index_snapshot`, as stores keep it) is used instead of
-        re-indexing when it matches the turns, and ignored otherwise.
+        Args:
+            data: What `to_dict` returned (after a JSON round trip, if you like).
+            index_snapshot: Bytes from `Memory.index_snapshot`, as stores keep them: used
+                instead of re-indexing when they match the turns, ignored otherwise
+                (default None: re-index).
+            **settings: Settings overriding the saved ones (any `Memory` argument); they must
+                supply every callable the data names.
+
+        Returns:
+            A Memory that continues exactly where the saved one stopped.
+
+        Raises:
+            ValueError: `data` is not a saved Memory, or a named callable is missing.
         """
         saved = _load.parse(data, settings)
         try:

@@ -23,23 +23,44 @@ __all__ = [
     "VectorCache",
 ]
 
-#: `external(query)` offers outside material: a list of {"text": str, "source": str} dicts.
 External = Callable[[str], Sequence[dict[str, Any]]]
-#: `boundaries(stretch)` is asked at each user turn whether it opens a new stretch; `stretch`
-#: is the open stretch plus the new turn, as [{"role", "text"}, ...].
+"""The `external` contract: `external(query) -> [{"text": str, "source": str}, ...]`.
+
+Called once per `Memory.compose` that has a query, with `external_query` if given, else the
+query. Each dict offers one document: `text` its words (sent verbatim if admitted; blank texts
+are skipped), `source` (optional, default "") where it came from, listed in
+`ComposeResult["external"]`. An empty list offers nothing. Documents are scored in one index
+with the conversation's stretches and admitted only when they outscore the best stretch by
+`external_margin`; admitted material takes at most `external_share` of the budget
+(`external_max` when it wins decisively). A malformed return raises TypeError naming the
+call; an exception raised by `external` propagates.
+"""
+
 Boundaries = Callable[[list[dict[str, str]]], bool]
+"""The `boundaries` contract: `boundaries(stretch) -> bool`, asked at each user turn.
+
+`stretch` is the open stretch plus the new turn, as `[{"role": ..., "text": ...}, ...]`;
+True opens a new stretch at that turn. It replaces the size rule, but a stretch is still
+closed at half the budget, so every stretch fits.
+"""
 
 
 class ComposeResult(TypedDict):
-    """What `Memory.compose` returns.
+    """What `Memory.compose` returns: the messages to send and the facts about them.
+
+    All sizes are in the Memory's `measure` units (characters unless `measure` was given),
+    except `chars`, which always counts characters.
 
     Attributes:
         messages: Neutral messages, always sendable: the first from the user, no two
             assistant messages in a row, the query last (if one was given).
-        mode: "passthrough" (the whole conversation) or "assembled" (a selection).
+        mode: "passthrough" (the whole conversation fits the budget and is sent) or
+            "assembled" (stretches were selected).
         chars: Characters in all parts (tool parts counted as their text form).
-        size: The size sent, in `measure` units; never above `ceiling` x `budget`.
-        reselected: True when the selection was rebuilt (the cached prefix changed).
+        size: The size sent, in `measure` units; never above `ceiling` x `budget`. It may
+            exceed `budget` while the kept context grows between rebuilds.
+        reselected: True when the selection was rebuilt (the cached prefix changed, so the
+            provider's cache is written afresh on this call).
         selected: Stretches sent as selected memory.
         of_units: Closed stretches in the conversation ("units" is the old word for them).
         included: Indices of the turns sent, in whole or in part.
@@ -66,14 +87,21 @@ class ComposeResult(TypedDict):
 
 @runtime_checkable
 class Retriever(Protocol):
-    """Anything that can replace the built-in ranking of stretches.
+    """The retriever contract: anything that can replace the built-in ranking of stretches.
 
-    `fit(docs)` is given every closed stretch's text (stretch k is docs[k]); `rank(query)`
-    returns stretch indices best first. Rank r weighs 1 / (10 + r + 1) in the sticky rules.
+    Pass it as `Memory(retriever=...)`. `fit(docs)` is given every closed stretch's text
+    (stretch k is docs[k]), again whenever stretches change unless the retriever is an
+    `IncrementalRetriever`; `rank(query)` returns stretch indices best first (indices it
+    omits are treated as irrelevant). Rank r weighs 1 / (`Tuning.rank_offset` + r + 1), by
+    default 1 / (10 + r + 1), in the sticky rules, unless the retriever is a
+    `ScoringRetriever`. Ranking stays deterministic if the retriever is.
     """
 
-    def fit(self, docs: list[str]) -> Any: ...
-    def rank(self, query: str) -> list[int]: ...
+    def fit(self, docs: list[str]) -> Any:
+        """Index `docs`, one text per closed stretch (stretch k is `docs[k]`)."""
+
+    def rank(self, query: str) -> list[int]:
+        """Stretch indices for `query`, best first."""
 
 
 @runtime_checkable
@@ -84,23 +112,32 @@ class IncrementalRetriever(Retriever, Protocol):
     given); `remove(ids)` forgets stretches (a redaction then adds their new text back).
     """
 
-    def add(self, docs: list[str], ids: list[int] | None = None) -> Any: ...
-    def remove(self, ids: list[int]) -> Any: ...
+    def add(self, docs: list[str], ids: list[int] | None = None) -> Any:
+        """Index new stretches; `ids` default to those after the last one held."""
+
+    def remove(self, ids: list[int]) -> Any:
+        """Forget the stretches `ids` (a redaction then adds their new text back)."""
 
 
 @runtime_checkable
 class ScoringRetriever(Retriever, Protocol):
     """A retriever whose scores weigh stretches in the sticky rules instead of their ranks."""
 
-    def scores(self, query: str) -> Mapping[int, float] | Sequence[float]: ...
+    def scores(self, query: str) -> Mapping[int, float] | Sequence[float]:
+        """Each stretch's score for `query` (higher is better): by index, or a sequence."""
 
 
 class Journal(Protocol):
     """Receives every change before the changing call returns (see `yait_byheart.store`)."""
 
-    def turn_appended(self, index: int, record: dict[str, Any]) -> None: ...
-    def turn_redacted(self, index: int, record: dict[str, Any]) -> None: ...
-    def state_changed(self, state: dict[str, Any]) -> None: ...
+    def turn_appended(self, index: int, record: dict[str, Any]) -> None:
+        """Turn `index` was appended; `record` is its saved form (as in `Memory.to_dict`)."""
+
+    def turn_redacted(self, index: int, record: dict[str, Any]) -> None:
+        """Turn `index` was blanked; `record` is its new saved form."""
+
+    def state_changed(self, state: dict[str, Any]) -> None:
+        """The sent context or the counters changed; `state` is their saved form."""
 
 
 @runtime_checkable

@@ -9,24 +9,25 @@ Wherever two texts have to become one (parts of a message sent as a single strin
 same-role messages merged for Gemini) they are joined with :data:`JOIN`, a blank line, so the
 words are kept exactly and the boundary stays visible to the model.
 
->>> result = {
-...     "messages": [
-...         {"role": "user", "parts": [{"type": "text", "text": "we said 55 euro"}]},
-...         {"role": "assistant", "parts": [{"type": "text", "text": "Noted."}]},
-...         {"role": "user", "parts": [{"type": "text", "text": "what price?"}]},
-...     ],
-...     "stable_upto": 1,
-...     "breakpoints": [1],
-... }
->>> to_openai(result)[0]
-{'role': 'user', 'content': 'we said 55 euro'}
->>> to_anthropic(result)["messages"][1]["content"][-1]["cache_control"]
-{'type': 'ephemeral'}
->>> [c["role"] for c in to_gemini(result)["contents"]]
-['user', 'model', 'user']
->>> usage = {"prompt_tokens": 2006, "prompt_tokens_details": {"cached_tokens": 1920}}
->>> cache_usage({"usage": usage})
-{'input': 2006, 'cached_read': 1920, 'cache_write': 0}
+Examples:
+    >>> result = {
+    ...     "messages": [
+    ...         {"role": "user", "parts": [{"type": "text", "text": "we said 55 euro"}]},
+    ...         {"role": "assistant", "parts": [{"type": "text", "text": "Noted."}]},
+    ...         {"role": "user", "parts": [{"type": "text", "text": "what price?"}]},
+    ...     ],
+    ...     "stable_upto": 1,
+    ...     "breakpoints": [1],
+    ... }
+    >>> to_openai(result)[0]
+    {'role': 'user', 'content': 'we said 55 euro'}
+    >>> to_anthropic(result)["messages"][1]["content"][-1]["cache_control"]
+    {'type': 'ephemeral'}
+    >>> [c["role"] for c in to_gemini(result)["contents"]]
+    ['user', 'model', 'user']
+    >>> usage = {"prompt_tokens": 2006, "prompt_tokens_details": {"cached_tokens": 1920}}
+    >>> cache_usage({"usage": usage})
+    {'input': 2006, 'cached_read': 1920, 'cache_write': 0}
 """
 
 from __future__ import annotations
@@ -184,13 +185,31 @@ def to_openai(
     then always a parts list, so the bytes do not change when a marker moves); ``ttl`` is
     ``"30m"`` or ``"12h"``; ``model`` drops breakpoints below its minimum prefix.
 
-    >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "a"},
-    ...                                              {"type": "text", "text": "b"}]}],
-    ...      "stable_upto": -1}
-    >>> to_openai(r, system="Be brief.")
-    [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'a\\n\\nb'}]
-    >>> to_openai(r, parts=True)[0]["content"][1]
-    {'type': 'text', 'text': 'b'}
+    Args:
+        result: A `ComposeResult` (or any mapping with ``messages`` and ``stable_upto``).
+        system: The system prompt, sent as a leading ``system`` message; None (default): none.
+        parts: False (default): each message's content is one string; True: a parts list.
+        cache: True adds explicit ``prompt_cache_breakpoint`` markers at the breakpoints
+            (default False: OpenAI's automatic prefix cache needs none).
+        ttl: With ``cache``, the marker's lifetime: None (default, the provider's), ``"30m"``
+            or ``"12h"``.
+        model: With ``cache``, the model name whose minimum cacheable prefix (in tokens,
+            estimated at 4 characters each) drops shorter breakpoints; None keeps all.
+
+    Returns:
+        The ``messages`` list of a Chat Completions request.
+
+    Raises:
+        ValueError: A malformed result or an unknown ``ttl``, named in the message.
+
+    Examples:
+        >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "a"},
+        ...                                              {"type": "text", "text": "b"}]}],
+        ...      "stable_upto": -1}
+        >>> to_openai(r, system="Be brief.")
+        [{'role': 'system', 'content': 'Be brief.'}, {'role': 'user', 'content': 'a\\n\\nb'}]
+        >>> to_openai(r, parts=True)[0]["content"][1]
+        {'type': 'text', 'text': 'b'}
     """
     call = "to_openai(result)"
     read = read_messages(result, call)
@@ -265,13 +284,24 @@ def to_openai_responses(
     only blocks that carry one. Merge the returned dict into your request:
     ``{"model": ..., **to_openai_responses(result)}``.
 
-    >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}],
-    ...      "stable_upto": -1}
-    >>> req = to_openai_responses(r, system="Be brief.")
-    >>> req["instructions"], req["input"][0]["type"], req["input"][0]["role"]
-    ('Be brief.', 'message', 'user')
-    >>> req["input"][0]["content"]
-    [{'type': 'input_text', 'text': 'hi'}]
+    Args:
+        result: A `ComposeResult` (or any mapping with ``messages`` and ``stable_upto``).
+        system: The system prompt, sent as ``instructions``; None (default): none.
+        cache: True adds explicit ``prompt_cache_breakpoint`` markers (default False).
+        ttl: With ``cache``: None (default), ``"30m"`` or ``"12h"``.
+        model: With ``cache``, drops breakpoints below that model's minimum prefix.
+
+    Returns:
+        ``{"input": [...]}``, plus ``"instructions"`` when ``system`` is given.
+
+    Examples:
+        >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}],
+        ...      "stable_upto": -1}
+        >>> req = to_openai_responses(r, system="Be brief.")
+        >>> req["instructions"], req["input"][0]["type"], req["input"][0]["role"]
+        ('Be brief.', 'message', 'user')
+        >>> req["input"][0]["content"]
+        [{'type': 'input_text', 'text': 'hi'}]
     """
     call = "to_openai_responses(result)"
     read = read_messages(result, call)
@@ -342,17 +372,34 @@ def to_anthropic(
     ``tool_use`` blocks (``input`` the parsed arguments), results ``tool_result`` blocks placed
     first in their user message, as the API requires.
 
-    >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]},
-    ...                   {"role": "assistant", "parts": [{"type": "text", "text": "yo"}]},
-    ...                   {"role": "user", "parts": [{"type": "text", "text": "and?"}]}],
-    ...      "stable_upto": 1, "breakpoints": [1]}
-    >>> req = to_anthropic(r, system="Be brief.", ttl="1h")
-    >>> req["system"]
-    [{'type': 'text', 'text': 'Be brief.', 'cache_control': {'type': 'ephemeral', 'ttl': '1h'}}]
-    >>> [("cache_control" in m["content"][-1]) for m in req["messages"]]
-    [False, True, False]
-    >>> "cache_control" in str(to_anthropic(r, model="claude-sonnet-4-5"))  # far below 1,024
-    False
+    Args:
+        result: A `ComposeResult` (or any mapping with ``messages``, ``stable_upto`` and
+            optionally ``breakpoints``).
+        system: The system prompt, sent (and marked) as ``system``; None (default): none.
+        cache: True (default) places ``cache_control`` markers; False sends none.
+        ttl: None or ``"5m"`` (default: the five-minute cache, sent as no ``ttl``), or
+            ``"1h"`` (the one-hour cache, writes billed at 2x).
+        model: The model name whose minimum cacheable prefix (in tokens, estimated at 4
+            characters each) drops shorter breakpoints; None (default) keeps all.
+
+    Returns:
+        ``{"messages": [...]}``, plus ``"system"`` when ``system`` is given.
+
+    Raises:
+        ValueError: A malformed result or an unknown ``ttl``, named in the message.
+
+    Examples:
+        >>> r = {"messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]},
+        ...                   {"role": "assistant", "parts": [{"type": "text", "text": "yo"}]},
+        ...                   {"role": "user", "parts": [{"type": "text", "text": "and?"}]}],
+        ...      "stable_upto": 1, "breakpoints": [1]}
+        >>> req = to_anthropic(r, system="Be brief.", ttl="1h")
+        >>> req["system"]
+        [{'type': 'text', 'text': 'Be brief.', 'cache_control': {'type': 'ephemeral', 'ttl': '1h'}}]
+        >>> [("cache_control" in m["content"][-1]) for m in req["messages"]]
+        [False, True, False]
+        >>> "cache_control" in str(to_anthropic(r, model="claude-sonnet-4-5"))  # far below 1,024
+        False
     """
     call = "to_anthropic(result)"
     if ttl not in _TTLS:
@@ -416,13 +463,21 @@ def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[s
     ``is_error``). Gemini's implicit cache needs no marker; the stable prefix is what it
     matches on.
 
-    >>> u = lambda t: {"role": "user", "parts": [{"type": "text", "text": t}]}
-    >>> r = {"messages": [u("earlier"), u("now?")], "stable_upto": 0}
-    >>> req = to_gemini(r, system="Be brief.")
-    >>> req["contents"]
-    [{'role': 'user', 'parts': [{'text': 'earlier\\n\\nnow?'}]}]
-    >>> req["systemInstruction"]
-    {'parts': [{'text': 'Be brief.'}]}
+    Args:
+        result: A `ComposeResult` (or any mapping with ``messages``).
+        system: The system prompt, sent as ``systemInstruction``; None (default): none.
+
+    Returns:
+        ``{"contents": [...]}``, plus ``"systemInstruction"`` when ``system`` is given.
+
+    Examples:
+        >>> u = lambda t: {"role": "user", "parts": [{"type": "text", "text": t}]}
+        >>> r = {"messages": [u("earlier"), u("now?")], "stable_upto": 0}
+        >>> req = to_gemini(r, system="Be brief.")
+        >>> req["contents"]
+        [{'role': 'user', 'parts': [{'text': 'earlier\\n\\nnow?'}]}]
+        >>> req["systemInstruction"]
+        {'parts': [{'text': 'Be brief.'}]}
     """
     call = "to_gemini(result)"
     read = read_messages(result, call)

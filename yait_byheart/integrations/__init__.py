@@ -1,7 +1,7 @@
 """Framework integrations, one module each; each imports its framework only when used.
 
 - ``yait_byheart.integrations.openai_agents``: a ``Session`` for the OpenAI Agents SDK
-  (``pip install "yait-byheart[openai-agents]"``);
+  (``pip install '.[openai-agents]'``);
 - ``yait_byheart.integrations.pydantic_ai``: a history processor for Pydantic AI
   (``[pydantic-ai]``);
 - ``yait_byheart.integrations.langchain``: a chat message history and a LangGraph

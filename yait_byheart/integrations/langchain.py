@@ -11,7 +11,7 @@
   the input lead the output.
 
 LangChain is imported when a name of this module is first used (``pip install
-"yait-byheart[langchain]"``). See docs/agents.md.
+'.[langchain]'``). See docs/agents.md.
 """
 
 from __future__ import annotations

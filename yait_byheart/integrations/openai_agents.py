@@ -9,7 +9,7 @@ starts from ``Memory.compose(new input)`` instead of the whole history: the stre
 input needs under the Memory's budget, with the prefix kept stable for the provider's cache.
 
 The SDK is not imported here (the protocol needs no base class): ``pip install
-"yait-byheart[openai-agents]"`` for the SDK itself. See docs/agents.md.
+'.[openai-agents]'`` for the SDK itself. See docs/agents.md.
 """
 
 from __future__ import annotations

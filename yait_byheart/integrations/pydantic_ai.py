@@ -9,7 +9,7 @@ happened, tool call and return pairs native and together. Pass ``message_history
 result.all_messages()`` on the next run so the last answer of a run is filed too.
 
 Pydantic AI is imported only when a processor runs (``pip install
-"yait-byheart[pydantic-ai]"``). See docs/agents.md.
+'.[pydantic-ai]'``). See docs/agents.md.
 """
 
 from __future__ import annotations

@@ -1,0 +1,46 @@
+"""What the wheel ships and says about itself (issue 15): the package only, one version,
+a licence, project URLs and an index page whose links work off the repository."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yait_byheart
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+def listed(key: str) -> list[str]:
+    found = re.search(rf"^{key} = \[(.*?)\]", PYPROJECT, re.M | re.S)
+    assert found, f"pyproject.toml has no {key}"
+    return re.findall(r'"([^"]+)"', found.group(1))
+
+
+def test_the_wheel_ships_the_package_and_nothing_else() -> None:
+    packages = listed("packages")
+    assert all(p == "yait_byheart" or p.startswith("yait_byheart.") for p in packages)
+    # Every package directory with an __init__.py is listed, so none is silently left out.
+    on_disk = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "yait_byheart").rglob("__init__.py")
+    }
+    assert on_disk <= set(packages) | {"yait_byheart.data"}, on_disk - set(packages)
+
+
+def test_one_version_everywhere() -> None:
+    version = re.search(r'^version = "([^"]+)"', PYPROJECT, re.M)
+    assert version and version.group(1) == yait_byheart.__version__
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"yait_byheart-{yait_byheart.__version__}-py3-none-any.whl" in readme
+
+
+def test_licence_urls_and_python_versions_are_declared() -> None:
+    assert "Copyright (c) 2026 the byheart authors" in (ROOT / "LICENSE").read_text("utf-8")
+    urls = dict(re.findall(r'^(\w+) = "(https://[^"]+)"', PYPROJECT, re.M))
+    assert {"Homepage", "Documentation", "Source", "Issues"} <= set(urls)
+    classifiers = listed("classifiers")
+    floor = re.search(r'^requires-python = ">=3\.(\d+)"', PYPROJECT, re.M)
+    assert floor and f"Programming Language :: Python :: 3.{floor.group(1)}" in classifiers
+    assert "Typing :: Typed" in classifiers and "Operating System :: OS Independent" in classifiers
