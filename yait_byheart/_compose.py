@@ -356,9 +356,7 @@ def _included(
     conv: Conversation, ctx: SentContext, tail: list[Item]
 ) -> tuple[list[int], list[int]]:
     """The turns sent (any entry of them), and those sent only in part."""
-    whole = ctx.copy()
-    whole.entries.update(item.ref for item in tail)
-    return whole.included_turns(conv)
+    return ctx.included_turns(conv, (item.ref for item in tail))
 
 
 def _item_parts(item: Item) -> list[Part]:

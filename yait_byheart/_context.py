@@ -10,6 +10,7 @@ ever sees an orphan; everywhere else tool activity is text.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._conversation import Conversation
@@ -58,25 +59,19 @@ class SentContext:
 
     def add_stretch(self, conv: Conversation, uid: int) -> None:
         start, end = conv.stretch_range(uid)
-        pieces = conv.pieces(start, end)
         last = self.items[-1] if self.items else None
-        after = None
-        if last is not None and len(self.items) < self.block and (last.kind, last.ref) == (
-            STRETCH, uid - 1,
-        ):  # fmt: skip
-            after = conv.last_shown(uid - 1)
-        if after is not None:
-            # Adjacent stretches of the rebuilt block share one message; only inside the
-            # block, which never changes once sent, so no sent message ever grows.
-            text = render_unit(pieces, after=after)
-            # Measured as sent: whole size minus the saving is exact only for additive measures.
-            size = conv.shape.measure(text) if text else 0
-            self.items.append(Item(STRETCH, uid, "user", text, size, joined=True))
-        else:
-            text = render_unit(pieces)
-            self.items.append(Item(STRETCH, uid, "user", text, conv.stretch_sizes[uid]))
+        # Adjacent stretches of the rebuilt block share one message; only inside the block,
+        # which never changes once sent, so no sent message ever grows.
+        joined = (
+            last is not None and len(self.items) < self.block
+            and (last.kind, last.ref) == (STRETCH, uid - 1)
+            and conv.last_shown(uid - 1) is not None
+        )  # fmt: skip
+        text, size = _rendering(conv, uid, start, end, joined)
+        self.items.append(Item(STRETCH, uid, "user", text, size, joined=joined))
         self.stretches.add(uid)
-        self.entries.update(i for i in range(start, end) if not pieces[i - start].turn.redacted)
+        turns, entries = conv.turns, conv.entries
+        self.entries.update(i for i in range(start, end) if not turns[entries[i].turn].redacted)
 
     def add_entry(
         self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None
@@ -145,11 +140,33 @@ class SentContext:
         for uid in stretches:
             self.add_stretch(conv, uid)
 
-    def included_turns(self, conv: Conversation) -> tuple[list[int], list[int]]:
-        """The turns it holds (any entry), and those of them it holds only in part."""
+    def included_turns(
+        self, conv: Conversation, more: Iterable[int] = ()
+    ) -> tuple[list[int], list[int]]:
+        """The turns it holds (any entry), with entries `more`, and those of them it holds
+        only in part."""
+        sent = self.entries.union(more)
+        if len(conv.entries) == len(conv.turns):  # no turn was cut: entry i is turn i
+            return sorted(sent), []
         held: dict[int, int] = {}
-        for i in self.entries:
+        for i in sent:
             t = conv.entries[i].turn
             held[t] = held.get(t, 0) + 1
         partial = [t for t, n in held.items() if n < conv.entries[conv.first_entry[t]].parts]
         return sorted(held), sorted(partial)
+
+
+def _rendering(conv: Conversation, uid: int, start: int, end: int, joined: bool) -> tuple[str, int]:
+    """Stretch `uid` as sent (continuing the one before it when `joined`) and its size, cached
+    in `conv`. A joined one is measured as sent: the whole size minus the saving is exact only
+    for additive measures."""
+    key = (uid, joined)
+    found = conv.renderings.get(key)
+    if found is None:
+        if joined:
+            text = render_unit(conv.pieces(start, end), after=conv.last_shown(uid - 1))
+            found = (text, conv.shape.measure(text) if text else 0)
+        else:
+            found = (render_unit(conv.pieces(start, end)), conv.stretch_sizes[uid])
+        conv.renderings[key] = found
+    return found

@@ -108,6 +108,9 @@ class Conversation:
         self.open_calls: dict[str, int] = {}  # call id -> entry, for calls in the open stretch
         self.calls: dict[str, int] = {}  # every call id -> its turn
         self.answered: dict[str, int] = {}  # call id -> the turn holding its result
+        # Each settled stretch as sent, alone (False) or continuing the one before (True):
+        # a rebuild sends dozens, and only a redaction changes them.
+        self.renderings: dict[tuple[int, bool], tuple[str, int]] = {}  # text, size
 
     def __len__(self) -> int:
         return len(self.turns)
@@ -319,6 +322,7 @@ class Conversation:
             if i >= self.open_start:
                 self.open_size -= self.sizes[i]
             self.sizes[i] = 0
+        self.renderings.clear()
         for k in self.touched_by(index):
             self.stretch_sizes[k] = self._rendered_size(*self.stretch_range(k))
             self.joins[k] = -1
