@@ -84,6 +84,7 @@ class Composer:
         self.ctx: SentContext | None = None
         self.growth = float(conv.shape.stretch_size)
         self.stats: Counter[str] = Counter()
+        self._open_size: tuple[tuple[int, int, int], int] = ((-1, -1, -1), 0)
 
     @property
     def measure(self) -> Callable[[str], int]:
@@ -215,12 +216,14 @@ class Composer:
 
     def _open_rendered_size(self) -> int:
         """The open stretch's size as a rebuild would send it (with its date lines)."""
-        start = self.conv.open_start
-        if start == len(self.conv.entries):
-            return 0
-        probe = SentContext(start=start, upto=start)
-        probe.extend(self.conv, [], len(self.conv.entries))
-        return probe.size
+        conv = self.conv
+        start, end = conv.open_start, len(conv.entries)
+        key = (start, end, conv.total_size)  # a redaction changes the total
+        if self._open_size[0] != key:
+            probe = SentContext(start=start, upto=start)
+            probe.extend(conv, [], end)
+            self._open_size = (key, probe.size)
+        return self._open_size[1]
 
     # -- the size limit --------------------------------------------------------------------
 
@@ -230,10 +233,15 @@ class Composer:
         end = len(self.conv.entries)
         if ctx.upto >= end:
             return []
-        probe = ctx.copy()
+        # An entry's rendering depends only on the last two items and the native calls, so
+        # the probe starts from those instead of a copy of the whole context.
+        before = ctx.items[-2:]
+        probe = SentContext(
+            ctx.start, ctx.upto, items=list(before), native_calls=set(ctx.native_calls)
+        )
         for i in range(ctx.upto, end):
             probe.add_entry(self.conv, i, end)
-        return probe.items[len(ctx.items) :]
+        return probe.items[len(before) :]
 
     def _full_size(self, ctx: SentContext) -> int:
         return ctx.size + sum(item.size for item in self._tail(ctx))
