@@ -108,13 +108,15 @@ class Hybrid:
         self.embedded = 0  # texts sent to `embed`, queries included
         self._numpy = numpy
         self._cache: Any = None
+        self._given: Any = None
         self.cache = cache
         self._clear()
 
     @property
     def cache(self) -> Any:
-        """Where the stretches' vectors are kept (see the class docstring)."""
-        return self._cache
+        """The mapping given for the stretches' vectors, or None (then an in-memory dict
+        holds them, and a store's `open` may hand its own)."""
+        return self._given
 
     @cache.setter
     def cache(self, cache: Any) -> None:
@@ -122,6 +124,7 @@ class Hybrid:
             raise ValueError(
                 'Hybrid: a cache needs the embedder\'s name; pass Hybrid(embed, name="model-id")'
             )
+        self._given = cache
         self._cache = {} if cache is None else cache
 
     def _clear(self) -> None:
