@@ -39,10 +39,10 @@ class Request:
     select_by: str
     query: str  # "" when the messages end with the conversation as appended
     external_query: str
-    echoed: bool = False  # the query is the last turn: it ends the messages, once
     # The first entry of the request being answered (the last user turn and what followed
-    # it): the kept context stops before it, so these entries end the messages, in order.
-    current: int = 2**62
+    # it; the end when there is none): the kept context stops before it, so these entries
+    # end the messages, in order. A query that is the last turn is sent this way, once.
+    current: int
 
     @classmethod
     def make(cls, conv: Conversation, query: str | None, external_query: str) -> Request:
@@ -56,7 +56,7 @@ class Request:
                 and last.text == query and conv.entries[-1].parts == 1
             )  # fmt: skip
             current = len(conv.entries) - 1 if echoed else len(conv.entries)
-            return cls(query, "" if echoed else query, external_query or query, echoed, current)
+            return cls(query, "" if echoed else query, external_query or query, current)
         if all(t.redacted for t in reversed(turns)):  # no turns, or every one redacted
             raise ValueError(
                 "Memory.compose: nothing to send: no query and no turn left to send (none "
@@ -64,8 +64,8 @@ class Request:
             )
         asked = next((i for i in range(len(turns) - 1, -1, -1) if _asks(turns[i])), None)
         if asked is None:
-            return cls("", "", external_query)
-        return cls(turns[asked].shown, "", external_query, current=conv.first_entry[asked])
+            return cls("", "", external_query, len(conv.entries))
+        return cls(turns[asked].shown, "", external_query, conv.first_entry[asked])
 
 
 class Composer:
