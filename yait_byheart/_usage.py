@@ -130,12 +130,20 @@ def cache_usage(response: object) -> dict[str, int]:
     if _first(response, "promptTokenCount", "prompt_token_count") is not None:
         return _gemini_usage(response)
     usage = _field(response, "usage")
-    u = response if usage is None else usage
+    found = _token_usage(response if usage is None else usage)
+    if found is None:
+        raise ValueError(
+            f"{call}: no usage found in {type(response).__name__}; pass an OpenAI, Anthropic "
+            "or Gemini response (or its usage / usageMetadata block)"
+        )
+    return found
 
+
+def _token_usage(u: object) -> dict[str, int] | None:
+    """An OpenAI or Anthropic usage block read, or None if it is neither."""
     prompt = _field(u, "prompt_tokens")
     if prompt is not None:  # OpenAI Chat Completions (also most OpenAI-compatible servers)
         return _openai_usage(prompt, _field(u, "prompt_tokens_details"), "prompt_tokens")
-
     read_a = _field(u, "cache_read_input_tokens")
     write_a = _field(u, "cache_creation_input_tokens")
     creation = _field(u, "cache_creation")
@@ -146,10 +154,7 @@ def cache_usage(response: object) -> dict[str, int]:
         # OpenAI Responses (input_tokens includes the cached ones), or an Anthropic usage with
         # no cache fields at all, where input_tokens is then the whole prompt: same reading.
         return _openai_usage(inp, _field(u, "input_tokens_details"), "input_tokens")
-    raise ValueError(
-        f"{call}: no usage found in {type(response).__name__}; pass an OpenAI, Anthropic or "
-        "Gemini response (or its usage / usageMetadata block)"
-    )
+    return None
 
 
 def chars_per_token(n: float = 4.0) -> Callable[[str], int]:

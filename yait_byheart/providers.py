@@ -180,17 +180,15 @@ def to_openai(
     message right after it; ``is_error`` has no Chat field (let the output say so). OpenAI
     caches automatically on an exact prefix of 1,024 tokens or more, so by default nothing is
     marked: keeping the prefix byte-identical between calls is what earns the discount.
-    ``cache=True`` (newer models only, e.g. gpt-5.6) adds explicit ``prompt_cache_breakpoint``
-    markers at ``result["breakpoints"]``, on the last text part at or before each (content is
-    then always a parts list, so the bytes do not change when a marker moves); ``ttl`` is
-    ``"30m"`` or ``"12h"``; ``model`` drops breakpoints below its minimum prefix.
 
     Args:
         result: A `ComposeResult` (or any mapping with ``messages`` and ``stable_upto``).
         system: The system prompt, sent as a leading ``system`` message; None (default): none.
         parts: False (default): each message's content is one string; True: a parts list.
-        cache: True adds explicit ``prompt_cache_breakpoint`` markers at the breakpoints
-            (default False: OpenAI's automatic prefix cache needs none).
+        cache: True (newer models only, e.g. gpt-5.6) adds explicit
+            ``prompt_cache_breakpoint`` markers at ``result["breakpoints"]``, on the last text
+            part at or before each; content is then always a parts list, so the bytes do not
+            change when a marker moves (default False: the automatic cache needs none).
         ttl: With ``cache``, the marker's lifetime: None (default, the provider's), ``"30m"``
             or ``"12h"``.
         model: With ``cache``, the model name whose minimum cacheable prefix (in tokens,
@@ -365,22 +363,20 @@ def to_anthropic(
     call, so it is marked too, even when ``stable_upto`` is -1: it then stays cached across a
     rebuilt selection. Anthropic allows four breakpoints per request; when more are offered
     the system one and the latest message ones are kept (the latest covers the longest prefix).
-    ``ttl="1h"`` asks for the one-hour cache (writes cost 2x instead of 1.25x); ``"5m"`` is the
-    default and is sent as no ``ttl`` at all, so both spellings produce the same bytes. With
-    ``model`` named, a breakpoint whose prefix (estimated at 4 characters a token) is shorter
-    than the model's minimum (:func:`min_cacheable_tokens`) is left out. Tool calls are
-    ``tool_use`` blocks (``input`` the parsed arguments), results ``tool_result`` blocks placed
-    first in their user message, as the API requires.
+    Tool calls are ``tool_use`` blocks (``input`` the parsed arguments), results
+    ``tool_result`` blocks placed first in their user message, as the API requires.
 
     Args:
         result: A `ComposeResult` (or any mapping with ``messages``, ``stable_upto`` and
             optionally ``breakpoints``).
         system: The system prompt, sent (and marked) as ``system``; None (default): none.
         cache: True (default) places ``cache_control`` markers; False sends none.
-        ttl: None or ``"5m"`` (default: the five-minute cache, sent as no ``ttl``), or
-            ``"1h"`` (the one-hour cache, writes billed at 2x).
-        model: The model name whose minimum cacheable prefix (in tokens, estimated at 4
-            characters each) drops shorter breakpoints; None (default) keeps all.
+        ttl: None or ``"5m"`` (default: the five-minute cache, sent as no ``ttl``, so both
+            spellings give the same bytes), or ``"1h"`` (the one-hour cache, writes billed at
+            2x instead of 1.25x).
+        model: The model name whose minimum cacheable prefix (:func:`min_cacheable_tokens`,
+            tokens estimated at 4 characters each) drops shorter breakpoints; None (default)
+            keeps all.
 
     Returns:
         ``{"messages": [...]}``, plus ``"system"`` when ``system`` is given.
