@@ -31,7 +31,6 @@ COMMANDS: dict[str, Command] = {
     "semantic": Command("eval.semantic", "semantic (embedding) retrieval comparison"),
     "minilm": Command("eval.minilm", "live replay with the MiniLM hybrid (needs the eval extra)"),
     "ab-revision": Command("eval.ab_revision", "developer A/B: this checkout vs a git revision"),
-    "ab-store": Command("eval.ab_store", "developer A/B: two versions of store.py, one process"),
 }
 
 

@@ -19,7 +19,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from yait_byheart._time import resolve_time
+from yait_byheart._dates.resolve import resolve_time
 
 WHEN = "1:56 pm on 25 May, 2023"
 RATIO_LIMIT = 30.0
@@ -47,7 +47,7 @@ ADVERSARIAL: dict[str, str] = {
     "brackets": "[[[[ last ]]]] ",
     "apostrophes": "last week's ''''' ",
     "no keyword at all": "the quick brown fox jumps over the lazy dog ",
-    # Other languages and the newer English phrases (yait_byheart/_time_lang/).
+    # Other languages and the newer English phrases (yait_byheart/_dates/lang/).
     "over the weekend (past)": "We went out over the weekend ",
     "over the weekend, no stop": "over the weekend went ",
     "the Friday before": "the Friday before the Friday before last ",

@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Callable
 
-from yait_byheart._tokens import Tokenizer
+from yait_byheart._text.tokens import Tokenizer
 
 RATIO_LIMIT = 30.0
 

@@ -23,7 +23,7 @@ from eval.bench_live import Talk
 from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import load
 from yait_byheart import Memory, Tuning
-from yait_byheart.bm25 import Index
+from yait_byheart._retrieval.bm25 import Index
 
 QUERY_TERMS = Tuning().query_terms
 
@@ -31,7 +31,7 @@ QUERY_TERMS = Tuning().query_terms
 def index_of(mem: Memory) -> Index:
     """The BM25 index over `mem`'s closed stretches, brought up to date (as a compose would).
 
-    It belongs to the Memory's ranker (yait_byheart/_ranker.py), which is not public API: this
+    It belongs to the Memory's ranker (yait_byheart/_retrieval/ranker.py), not public API: this
     script measures the index itself, so it reaches in, read-only."""
     ranker = mem._ranker
     ranker.sync()

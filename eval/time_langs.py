@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-from yait_byheart._time import resolve_time
+from yait_byheart._dates.resolve import resolve_time
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "data"
 DEFAULT = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from yait_byheart._render import tool_line
+from yait_byheart._turns.render import tool_line
 
 
 def sent_size(result: dict[str, Any], measure: Callable[[str], int] = len) -> int:

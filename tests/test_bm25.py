@@ -11,10 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yait_byheart import BM25, _words, bm25
-from yait_byheart._stem import stem
-from yait_byheart._tokens import _ASCII_FOLD, term_counts, tokenize
-from yait_byheart.bm25 import Index, idf, term_weight
+from yait_byheart import BM25
+from yait_byheart._retrieval import bm25
+from yait_byheart._retrieval.bm25 import Index, idf, term_weight
+from yait_byheart._text import words as _words
+from yait_byheart._text.porter import stem
+from yait_byheart._text.tokens import _ASCII_FOLD, term_counts, tokenize
 
 # Final outputs of Porter's algorithm for words exercising each step (Porter 1980, the
 # examples given with each rule; later-revision rules "bli" and "logi" included).

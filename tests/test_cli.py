@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import yait_byheart
-from yait_byheart._cli_io import Progress
 from yait_byheart.cli import main
+from yait_byheart.cli._io import Progress
 from yait_byheart.store import SQLiteStore
 
 ROOT = str(Path(__file__).resolve().parents[1])

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from yait_byheart._demo import demo
+from yait_byheart.cli._demo import demo
 
 
 @pytest.mark.parametrize("budget", [1_200, 2_000])

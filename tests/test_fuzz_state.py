@@ -22,7 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from tests._sizes import sent_size, sent_text, tokenish
 from tests.test_providers_tools import check_all
 from yait_byheart import Memory
-from yait_byheart._render import tool_line
+from yait_byheart._turns.render import tool_line
 from yait_byheart.store import SQLiteStore
 
 WORDS = (

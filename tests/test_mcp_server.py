@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yait_byheart._mcp_tools import Tools
 from yait_byheart.mcp_server import Server
+from yait_byheart.mcp_server._tools import Tools
 from yait_byheart.store import SQLiteStore
 
 NOON = datetime(2026, 12, 3, 12, 0)

@@ -9,8 +9,9 @@ from itertools import pairwise
 
 import pytest
 
-from yait_byheart import DERIVED, SUPPLIED, Memory, _selection
-from yait_byheart._render import EXTERNAL_MARKER, MEMORY_MARKER, Piece, Turn, render_unit
+from yait_byheart import DERIVED, SUPPLIED, Memory
+from yait_byheart._compose import selection as _selection
+from yait_byheart._turns.render import EXTERNAL_MARKER, MEMORY_MARKER, Piece, Turn, render_unit
 
 
 def texts(result: dict) -> list[str]:

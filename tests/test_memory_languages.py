@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from yait_byheart import Memory, _tokens
+from yait_byheart import Memory
+from yait_byheart._text import tokens as _tokens
 
 JAPANESE = [
     "来週の月曜日に京都へ出張することになりました。",

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yait_byheart import Memory
-from yait_byheart._render import MEMORY_MARKER
+from yait_byheart._turns.render import MEMORY_MARKER
 
 WORDS = ["oven", "flour", "keys", "Porto", "euro", "55", "I", "last", "Friday", "yesterday", "·"]
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=25).map(" ".join) | st.sampled_from(

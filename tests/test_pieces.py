@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests._sizes import sent_text, tokenish
 from yait_byheart import Memory
-from yait_byheart._pieces import cut
+from yait_byheart._turns.pieces import cut
 
 CASES = [
     # (text, limit, the pieces expected)

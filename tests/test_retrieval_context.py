@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from yait_byheart import Memory, Tuning
-from yait_byheart._conversation import Shape
-from yait_byheart._ranking import neighbour_shares
+from yait_byheart._retrieval.ranking import neighbour_shares
+from yait_byheart._turns.conversation import Shape
 
 
 def test_neighbour_shares_by_hand() -> None:

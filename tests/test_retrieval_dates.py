@@ -7,7 +7,7 @@ import math
 import pytest
 
 from yait_byheart import Memory, Tuning
-from yait_byheart._ranking import asks_when
+from yait_byheart._retrieval.ranking import asks_when
 
 
 def _bakery(tuning: Tuning | None = None) -> Memory:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from yait_byheart._lang import LANGUAGES, READERS
+from yait_byheart._text.lang import LANGUAGES, READERS
 
 STEMS = Path(__file__).parent / "data" / "stems"
 

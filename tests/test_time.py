@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from yait_byheart._time import format_day, parse_when, resolve_time
+from yait_byheart._dates.resolve import format_day, parse_when, resolve_time
 
 GOLDEN: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "data" / "time_golden.json").read_text(encoding="utf-8")

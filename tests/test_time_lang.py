@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from yait_byheart._time import parse_when, resolve_time
+from yait_byheart._dates.resolve import parse_when, resolve_time
 
 DATA = Path(__file__).parent / "data" / "time"
 FILES = sorted(DATA.glob("*.json"))

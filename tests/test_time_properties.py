@@ -8,8 +8,8 @@ from datetime import date, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yait_byheart import _time_re as R
-from yait_byheart._time import (
+from yait_byheart._dates import patterns as R
+from yait_byheart._dates.resolve import (
     _annotations,
     _ascii_lower,
     _may_contain_phrase,

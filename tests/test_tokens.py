@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eval.fuzz_tokens import adversarial
-from yait_byheart import _tokens
-from yait_byheart._lang import READERS
-from yait_byheart._tokens import Tokenizer, term_counts, tokenize
+from yait_byheart._text import tokens as _tokens
+from yait_byheart._text.lang import READERS
+from yait_byheart._text.tokens import Tokenizer, term_counts, tokenize
 
 TOKENS = Path(__file__).parent / "data" / "tokens.tsv"
 

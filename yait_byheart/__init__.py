@@ -4,10 +4,10 @@ The conversation is kept verbatim; before each model call, `Memory.compose` sele
 send from the dialogue's own words, never a paraphrase.
 """
 
-from ._render import DERIVED, SAID, SUPPLIED
-from ._settings import Tuning
-from ._time import resolve_time
-from .bm25 import BM25
+from ._dates.resolve import resolve_time
+from ._retrieval.bm25 import BM25
+from ._turns.render import DERIVED, SAID, SUPPLIED
+from ._turns.settings import Tuning
 from .memory import Memory
 from .protocols import ComposeResult
 

@@ -19,16 +19,18 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
-from . import _checks, _load, _state
-from ._compose import Composer, Request
-from ._conversation import Conversation, Shape
-from ._external import Admission
-from ._ingest import check_date_order, make_turn
-from ._ranker import Ranker
-from ._render import SAID, Turn
-from ._settings import Tuning
-from ._tokens import shared_tokenizer
-from ._tools import check_pairs, split_message
+from ._compose import checks
+from ._compose.composer import Composer, Request
+from ._compose.external import Admission
+from ._record import load
+from ._record import state as _state
+from ._retrieval.ranker import Ranker
+from ._text.tokens import shared_tokenizer
+from ._turns.conversation import Conversation, Shape
+from ._turns.ingest import check_date_order, make_turn
+from ._turns.render import SAID, Turn
+from ._turns.settings import Tuning
+from ._turns.tools import check_pairs, split_message
 from .protocols import Boundaries, ComposeResult, External, Journal, Retriever
 
 _CONFIG = ("budget", "chunk", "stability", "external_margin", "external_share", "external_max",
@@ -106,16 +108,16 @@ class Memory:
     ) -> None:  # fmt: skip
         call = "Memory()"
         tokenizer, self.language = shared_tokenizer(language, call), language
-        self.budget = int(_checks.number(call, "budget", budget, 1, _checks.MAX_SIZE))
-        self.chunk = int(_checks.number(call, "chunk", chunk, 1, _checks.MAX_SIZE))
-        self.stability = _checks.number(call, "stability", stability, 0.0, 1.0)
-        self.external_margin = _checks.number(call, "external_margin", external_margin, 0, 1e9)
-        self.external_share = _checks.number(call, "external_share", external_share, 0.0, 1.0)
-        self.external_max = _checks.number(call, "external_max", external_max, 0.0, 1.0)
-        _checks.external_shares(call, self.external_share, self.external_max)
-        self.ceiling = _checks.number(call, "ceiling", ceiling, 1.0, 1e6)
-        _checks.callables(call, boundaries=boundaries, external=external, measure=measure)
-        _checks.retriever(call, retriever)
+        self.budget = int(checks.number(call, "budget", budget, 1, checks.MAX_SIZE))
+        self.chunk = int(checks.number(call, "chunk", chunk, 1, checks.MAX_SIZE))
+        self.stability = checks.number(call, "stability", stability, 0.0, 1.0)
+        self.external_margin = checks.number(call, "external_margin", external_margin, 0, 1e9)
+        self.external_share = checks.number(call, "external_share", external_share, 0.0, 1.0)
+        self.external_max = checks.number(call, "external_max", external_max, 0.0, 1.0)
+        checks.external_shares(call, self.external_share, self.external_max)
+        self.ceiling = checks.number(call, "ceiling", ceiling, 1.0, 1e6)
+        checks.callables(call, boundaries=boundaries, external=external, measure=measure)
+        checks.retriever(call, retriever)
         if tuning is not None and not isinstance(tuning, Tuning):
             raise TypeError(f"{call}: tuning must be a yait_byheart.Tuning")
         self.resolve_time = bool(resolve_time)
@@ -123,7 +125,7 @@ class Memory:
         self.retriever, self.boundaries, self.external = retriever, boundaries, external
         self.measure: Callable[[str], int] = measure or len
         self.tuning = tuning or Tuning()
-        sizer = len if measure is None else (lambda text: _checks.measured(measure, text))
+        sizer = len if measure is None else (lambda text: checks.measured(measure, text))
         shape = Shape(self.budget, self.chunk, self.tuning, sizer, boundaries)
         self._lock = threading.RLock()
         self._conv = Conversation(shape)
@@ -242,7 +244,7 @@ class Memory:
         """
         with self._lock:
             conv = self._conv
-            index = _checks.turn_index("Memory.redact", index, len(conv))
+            index = checks.turn_index("Memory.redact", index, len(conv))
             old = conv.turns[index]
             if old.redacted:
                 return
@@ -275,7 +277,7 @@ class Memory:
             A `ComposeResult` (see `yait_byheart.protocols`). No compose sends more than
             `ceiling` x `budget`; a query larger than that alone raises ValueError.
         """
-        _checks.query("Memory.compose", query, external_query)
+        checks.query("Memory.compose", query, external_query)
         with self._lock:
             request = Request.make(self._conv, query, external_query)
             plan = self._composer.plan(request)
@@ -329,12 +331,12 @@ class Memory:
         Raises:
             ValueError: `data` is not a saved Memory, or a named callable is missing.
         """
-        saved = _load.parse(data, settings)
+        saved = load.parse(data, settings)
         try:
             mem = cls(**saved.config)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"Memory.from_dict: config is not valid: {exc}") from exc
-        with _load.collector_paused():
+        with load.collector_paused():
             for turn, opens, cuts in saved.turns:
                 mem._conv.add(turn, mem._conv.layout(turn, opens, cuts or None))
             if index_snapshot:

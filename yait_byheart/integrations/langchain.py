@@ -22,8 +22,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .._neutral import Call, Result, Text, read_messages
 from ..memory import Memory
+from ..providers._neutral import Call, Result, Text, read_messages
 from ._common import clear_memory, file_messages, group_messages, open_memory, stored_messages
 
 # ByheartChatMessageHistory is made by the module __getattr__ below, on first use.

@@ -18,8 +18,8 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._neutral import Call, Result, Text, read_messages
 from ..memory import Memory
+from ..providers._neutral import Call, Result, Text, read_messages
 from ._common import file_messages
 
 __all__ = ["byheart_history"]

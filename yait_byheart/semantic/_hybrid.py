@@ -11,10 +11,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .. import _ranking
-from .._settings import Tuning
-from .._tokens import term_counts, tokenize
-from ..bm25 import Index
+from .._retrieval import ranking as _ranking
+from .._retrieval.bm25 import Index
+from .._text.tokens import term_counts, tokenize
+from .._turns.settings import Tuning
 from . import _cache
 from ._vectors import Rows, Vector, checked, unit
 

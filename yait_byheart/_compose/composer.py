@@ -1,0 +1,395 @@
+"""One compose: choose what to send (rules 1-4), hold the size limit, build the messages.
+
+`Composer.plan` computes the next context and the messages without changing anything;
+`Composer.commit` adopts a plan once the journal (if any) has recorded it, so a failed write
+leaves the Memory as it was.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+from .._retrieval.ranker import Ranker
+from .._turns.conversation import Conversation
+from .._turns.render import OMITTED_MARKER, Part, Turn, assemble, text_part, tool_line
+from . import external as _external
+from . import selection as _selection
+from .context import ENTRY, Item, SentContext
+
+Result = dict[str, Any]
+
+
+@dataclass
+class Plan:
+    ctx: SentContext | None  # None: nothing worth keeping (the limit cut what was sent)
+    growth: float
+    upto: int  # the context takes entries up to here; the rest are sent after it as text
+    rebuilt: bool = False
+    counts: Counter[str] = field(default_factory=Counter)
+    result: Result = field(default_factory=dict)
+
+
+@dataclass
+class Request:
+    """What one compose was asked: the text to select by and the message to end with."""
+
+    select_by: str
+    query: str  # "" when the messages end with the conversation as appended
+    external_query: str
+    # The first entry of the request being answered (the last user turn and what followed
+    # it; the end when there is none): the kept context stops before it, so these entries
+    # end the messages, in order. A query that is the last turn is sent this way, once.
+    current: int
+
+    @classmethod
+    def make(cls, conv: Conversation, query: str | None, external_query: str) -> Request:
+        """`query` as sent: not again if it is the last turn (and was not cut into pieces);
+        None selects by the latest user text and ends with the conversation as appended."""
+        turns = conv.turns
+        last = turns[-1] if turns else None
+        if query is not None:
+            echoed = (
+                last is not None and last.role == "user" and not last.redacted
+                and last.text == query and conv.entries[-1].parts == 1
+            )  # fmt: skip
+            current = len(conv.entries) - 1 if echoed else len(conv.entries)
+            return cls(query, "" if echoed else query, external_query or query, current)
+        if all(t.redacted for t in reversed(turns)):  # no turns, or every one redacted
+            raise ValueError(
+                "Memory.compose: nothing to send: no query and no turn left to send (none "
+                "appended, or all redacted); pass the user's message"
+            )
+        asked = next((i for i in range(len(turns) - 1, -1, -1) if _asks(turns[i])), None)
+        if asked is None:
+            return cls("", "", external_query, len(conv.entries))
+        return cls(turns[asked].shown, "", external_query, conv.first_entry[asked])
+
+
+class Composer:
+    """The sticky selection of one conversation and the counters of its composes."""
+
+    def __init__(
+        self, conv: Conversation, ranker: Ranker, *, stability: float, ceiling: float,
+        external: _external.External | None, admission: _external.Admission,
+    ) -> None:  # fmt: skip
+        self.conv = conv
+        self.ranker = ranker
+        self.stability = stability
+        self.ceiling = ceiling
+        self.external = external
+        self.admission = admission
+        self.ctx: SentContext | None = None
+        self.growth = float(conv.shape.stretch_size)
+        self.stats: Counter[str] = Counter()
+        self._open_size: tuple[tuple[int, int, int], int] = ((-1, -1, -1), 0)
+
+    @property
+    def measure(self) -> Callable[[str], int]:
+        return self.conv.shape.measure
+
+    @property
+    def budget(self) -> int:
+        return self.conv.shape.budget
+
+    def commit(self, plan: Plan) -> None:
+        self.ctx, self.growth = plan.ctx, plan.growth
+        self.stats.update(plan.counts)
+
+    def plan(self, request: Request) -> Plan:
+        limit = int(self.ceiling * self.budget)
+        q_size = self.measure(request.query) if request.query else 0
+        if q_size > limit:
+            raise ValueError(
+                f"Memory.compose: the query alone measures {q_size}, above the hard limit "
+                f"ceiling x budget = {limit}; shorten it, or raise budget or ceiling"
+            )
+        upto = min(self.conv.pending(), request.current)
+        plan = Plan(ctx=None, growth=self.growth, upto=upto)
+        plan.counts["composes"] += 1
+        open_size = self._open_rendered_size()
+        ext_text, sources = self._external(request, limit - q_size - open_size)
+        ext_size = self.measure(ext_text) if ext_text else 0
+        room = self.budget - q_size - ext_size
+        ctx = self._next_context(plan, request, room, limit - q_size - ext_size)
+        plan.result = self._result(plan, ctx, request, ext_text, sources, q_size)
+        if sources:
+            plan.counts["external_admitted"] += 1
+        return plan
+
+    # -- which context -----------------------------------------------------------------
+
+    def _next_context(self, plan: Plan, request: Request, room: int, hard: int) -> SentContext:
+        """Keep the last context and append to it, or rebuild (rules 1-3); then hold the
+        limit: rebuild, then drop the selected block, then trim to the newest entries."""
+        saved = (plan.growth, Counter(plan.counts))
+        ctx = self._choose(plan, request, room)
+        if self._full_size(ctx) <= hard:
+            return ctx
+        for fresh in self._fallbacks(plan, request, room):
+            plan.growth, plan.counts, plan.rebuilt = saved[0], Counter(saved[1]), False
+            ctx = self._rebuild(plan, fresh)
+            if self._full_size(ctx) <= hard:
+                return ctx
+        plan.growth, plan.counts = saved[0], Counter(saved[1])
+        return self._trimmed(plan, hard)
+
+    def _fallbacks(self, plan: Plan, request: Request, room: int) -> list[list[int]]:
+        if plan.rebuilt:
+            return [[]]
+        fresh, _ = self._select(request, room - self._open_rendered_size())
+        return [fresh, []]
+
+    def _choose(self, plan: Plan, request: Request, room: int) -> SentContext:
+        conv, ctx = self.conv, self.ctx
+        if conv.total_size <= room:
+            if ctx is not None and ctx.start == 0 and not ctx.stretches:
+                return self._extended(plan, ctx, [])
+            return self._rebuild_everything(plan)
+        fresh, weights = self._select(request, room - self._open_rendered_size())
+        if ctx is None or self.stability == 0:
+            return self._rebuild(plan, fresh)
+        t = self.ranker.tuning
+        kept = _Kept(conv, ctx)
+        joining = _selection.joining(
+            kept, fresh, weights, stability=self.stability, shared_score=t.shared_score,
+            strong_join=t.strong_join,
+        )  # fmt: skip
+        new_size = sum(conv.sizes[ctx.upto :])
+        grown = ctx.size + new_size + sum(conv.stretch_sizes[u] for u in joining)
+        if grown > self._keep_limit() - (self.budget - room):
+            return self._rebuild(plan, fresh)
+        return self._extended(plan, ctx, sorted(joining))
+
+    def _select(self, request: Request, room: int) -> tuple[list[int], list[float]]:
+        conv, ranker = self.conv, self.ranker
+        exact = ranker.exact_k()
+        return _selection.select(
+            self._ranked(request), conv.stretch_sizes, room, exact=exact,
+            sliver=conv.shape.stretch_size // 2, misfits=ranker.tuning.misfits,
+            saving=conv.join_saving,
+        )  # fmt: skip
+
+    def _ranked(self, request: Request) -> Iterator[tuple[int, float]]:
+        """The ranking for the request; a closed stretch holding the request being answered
+        (an agent's long tool rounds closed it) comes first: the rounds need their question."""
+        ranked = self.ranker.ranked(request.select_by)
+        if request.current >= self.conv.open_start:
+            return ranked
+        own = self.conv.stretch_of(request.current)
+        first = next(ranked, None)
+        if first is None:
+            return iter(())
+        rest = (r for r in chain([first], ranked) if r[0] != own)
+        return chain([(own, first[1])], rest)
+
+    def _keep_limit(self) -> float:
+        t = self.ranker.tuning
+        return _selection.keep_limit(
+            self.budget, self.growth, ceiling=self.ceiling, cache_write=t.cache_write,
+            cache_read=t.cache_read, mean_over_budget=t.mean_over_budget,
+        )  # fmt: skip
+
+    def _extended(self, plan: Plan, ctx: SentContext, stretches: list[int]) -> SentContext:
+        new = ctx.copy()
+        before = new.size
+        new.extend(self.conv, stretches, max(plan.upto, new.upto))
+        if not plan.rebuilt:  # a rebuild is counted as a reselect, not as a kept context
+            plan.counts["joined" if stretches else "kept"] += 1
+        # Exponential average of growth per call (weight 0.2: about the last five calls).
+        plan.growth = 0.8 * plan.growth + 0.2 * (new.size - before)
+        return new
+
+    def _rebuild_everything(self, plan: Plan) -> SentContext:
+        plan.rebuilt = True
+        return self._extended(plan, SentContext(start=0, upto=0), [])
+
+    def _rebuild(self, plan: Plan, fresh: list[int]) -> SentContext:
+        plan.rebuilt = True
+        start = self.conv.open_start
+        ctx = SentContext(start=start, upto=start, block=len(fresh))
+        for uid in sorted(fresh):
+            ctx.add_stretch(self.conv, uid)
+        return self._extended(plan, ctx, [])
+
+    def _open_rendered_size(self) -> int:
+        """The open stretch's size as a rebuild would send it (with its date lines)."""
+        conv = self.conv
+        start, end = conv.open_start, len(conv.entries)
+        key = (start, end, conv.total_size)  # a redaction changes the total
+        if self._open_size[0] != key:
+            probe = SentContext(start=start, upto=start)
+            probe.extend(conv, [], end)
+            self._open_size = (key, probe.size)
+        return self._open_size[1]
+
+    # -- the size limit --------------------------------------------------------------------
+
+    def _tail(self, ctx: SentContext) -> list[Item]:
+        """Entries after the context: the current request, as appended (tool pairs whole in
+        it native), and a call still waiting for its result (as text)."""
+        end = len(self.conv.entries)
+        if ctx.upto >= end:
+            return []
+        # An entry's rendering depends only on the last two items and the native calls, so
+        # the probe starts from those instead of a copy of the whole context.
+        before = ctx.items[-2:]
+        probe = SentContext(
+            ctx.start, ctx.upto, items=list(before), native_calls=set(ctx.native_calls)
+        )
+        for i in range(ctx.upto, end):
+            probe.add_entry(self.conv, i, end)
+        return probe.items[len(before) :]
+
+    def _full_size(self, ctx: SentContext) -> int:
+        return ctx.size + sum(item.size for item in self._tail(ctx))
+
+    def _trimmed(self, plan: Plan, hard: int) -> SentContext:
+        """The newest entries that fit `hard`, as text, after a note of what was left out."""
+        conv = self.conv
+        marker = Item(ENTRY, -1, "user", OMITTED_MARKER, self.measure(OMITTED_MARKER))
+        end = len(conv.entries)
+        ctx = SentContext(start=end, upto=end)
+        kept: list[Item] = []
+        room = hard - marker.size
+        for i in range(end - 1, conv.open_start - 1, -1):
+            probe = SentContext(start=i, upto=i, items=[marker])
+            probe.add_entry(conv, i, end, replay=set())
+            if len(probe.items) == 1:
+                continue  # redacted
+            item = probe.items[-1]
+            if item.size > room:
+                break
+            room -= item.size
+            kept.append(item)
+            ctx.entries.add(i)
+        ctx.items = [marker, *reversed(kept)] if marker.size <= hard else []
+        plan.counts["trimmed"] += 1
+        plan.rebuilt = True
+        return ctx
+
+    # -- outside material and the result -------------------------------------------------
+
+    def _external(self, request: Request, limit: int) -> tuple[str, list[str]]:
+        if self.external is None or not request.external_query:
+            return "", []
+        candidates = _external.check_candidates(self.external(request.external_query))
+        if not candidates:
+            return "", []
+        ranker = self.ranker
+        ranker.sync()
+        return _external.admit(
+            candidates, ranker.terms(request.external_query), ranker.index,
+            ranker.tokenizer.tokenize,
+            self.admission, self.budget, limit, self.measure,
+        )  # fmt: skip
+
+    def _result(
+        self, plan: Plan, ctx: SentContext, request: Request, ext_text: str, sources: list[str],
+        q_size: int,
+    ) -> Result:  # fmt: skip
+        trimmed = plan.counts["trimmed"] > 0
+        tail = [] if trimmed else self._tail(ctx)
+        pieces, where = self._pieces(ctx.items, ext_text, tail, request.query)
+        messages, at = assemble(pieces)
+        where = [at[p] for p in where]
+        kept_items = len(ctx.items)
+        stable = where[kept_items - 1] if kept_items else -1
+        breakpoints = _breakpoints(ctx, where, plan.rebuilt, stable)
+        ctx.sent_items = kept_items
+        plan.ctx = None if trimmed else ctx
+        if plan.rebuilt:
+            plan.counts["reselects"] += 1
+        passthrough = ctx.start == 0 and not ctx.stretches and not trimmed
+        plan.counts["passthrough" if passthrough else "assembled"] += 1
+        included, partial = _included(self.conv, ctx, tail)
+        sizes = ctx.size + sum(item.size for item in tail)
+        return {
+            "messages": messages,
+            "mode": "passthrough" if passthrough else "assembled",
+            "chars": sum(_chars(p) for m in messages for p in m["parts"]),
+            "size": sizes + (self.measure(ext_text) if ext_text else 0) + q_size,
+            "reselected": plan.rebuilt,
+            "selected": len(ctx.stretches),
+            "of_units": len(self.conv.starts),
+            "included": included,
+            "partial": partial,
+            "stable_upto": stable,
+            "breakpoints": breakpoints,
+            "external": sources,
+        }
+
+    @staticmethod
+    def _pieces(
+        items: list[Item], ext_text: str, tail: list[Item], query: str
+    ) -> tuple[list[tuple[str, list[Part]]], list[int]]:
+        """Messages in order: the kept context, outside material, the current request (the
+        entries after the context), the query; and where each context item went."""
+        pieces: list[tuple[str, list[Part]]] = []
+        where: list[int] = []
+        for item in items:
+            if item.joined and pieces:
+                parts = pieces[-1][1]
+                parts[0] = text_part(parts[0]["text"] + item.text)
+            else:
+                parts = _item_parts(item)
+                pieces.append((item.role, parts))
+            where.append(len(pieces) - 1)
+        if ext_text:
+            pieces.append(("user", [text_part(ext_text)]))
+        pieces += [(item.role, _item_parts(item)) for item in tail]
+        if query:
+            pieces.append(("user", [text_part(query)]))
+        return pieces, where
+
+
+def _asks(turn: Turn) -> bool:
+    """Whether `turn` is a user's request (words, not only tool results)."""
+    return turn.role == "user" and bool(turn.shown)
+
+
+class _Kept:
+    """The stretches a kept context holds, as stretches or as entries (for `joining`)."""
+
+    def __init__(self, conv: Conversation, ctx: SentContext) -> None:
+        self.conv, self.ctx = conv, ctx
+
+    def __contains__(self, uid: object) -> bool:
+        return isinstance(uid, int) and self.ctx.holds(self.conv, uid)
+
+
+def _included(
+    conv: Conversation, ctx: SentContext, tail: list[Item]
+) -> tuple[list[int], list[int]]:
+    """The turns sent (any entry of them), and those sent only in part."""
+    return ctx.included_turns(conv, (item.ref for item in tail))
+
+
+def _item_parts(item: Item) -> list[Part]:
+    results = [p for p in item.tools if p["type"] == "tool_result"]
+    calls = [p for p in item.tools if p["type"] == "tool_call"]
+    text = [text_part(item.text)] if item.text else []
+    return [*results, *text, *calls]  # a provider wants tool results first in their message
+
+
+def _chars(part: Part) -> int:
+    return len(part["text"]) if part["type"] == "text" else len(tool_line(part))
+
+
+def _breakpoints(ctx: SentContext, where: list[int], reselected: bool, stable: int) -> list[int]:
+    """Where to mark the prompt cache: the rebuilt block, last call's prefix, this prefix.
+
+    Marking last call's end guarantees the next read finds the entry even when the prefix grew
+    by more than the ~20 blocks a provider looks back from a single breakpoint.
+    """
+    if stable < 0:
+        return []
+    marks = {stable}
+    if ctx.block:
+        marks.add(where[ctx.block - 1])
+    if not reselected and 0 < ctx.sent_items <= len(ctx.items):
+        marks.add(where[ctx.sent_items - 1])
+    return sorted(marks)[-4:]

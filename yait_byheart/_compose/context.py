@@ -1,0 +1,172 @@
+"""What a call sent, kept so the next call can repeat it byte for byte and append to it.
+
+A context holds items: settled stretches (rendered as one user message each, adjacent ones
+of the rebuilt block joined) and entries sent as themselves. Entries from `start` up to `upto`
+are all in it; stretches come before them (the block chosen at the last rebuild) or between
+them (appended later, when a query needed them). Tool parts travel natively only between
+entries of the context whose partner (call or result) is also native in it, so no provider
+ever sees an orphan; everywhere else tool activity is text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .._turns.conversation import Conversation
+from .._turns.render import TURN_JOIN, Part, render_ordinary, render_unit, tool_line
+
+STRETCH = "u"  # the kinds as persistence writes them
+ENTRY = "t"
+
+
+@dataclass(slots=True)
+class Item:
+    kind: str
+    ref: int
+    role: str
+    text: str
+    size: int
+    tools: tuple[Part, ...] = ()
+    joined: bool = False  # continues the previous item's message
+
+
+@dataclass
+class SentContext:
+    start: int
+    upto: int
+    block: int = 0  # items chosen at the rebuild; the rest were appended after
+    items: list[Item] = field(default_factory=list)
+    stretches: set[int] = field(default_factory=set)
+    entries: set[int] = field(default_factory=set)  # unredacted entries it holds
+    native_calls: set[str] = field(default_factory=set)
+    sent_items: int = 0  # items the previous call sent (its cache breakpoint)
+
+    @property
+    def size(self) -> int:
+        return sum(item.size for item in self.items)
+
+    def copy(self) -> SentContext:
+        """A copy to extend, so a failed call leaves the kept one as it was."""
+        return SentContext(
+            self.start, self.upto, self.block, list(self.items), set(self.stretches),
+            set(self.entries), set(self.native_calls), self.sent_items,
+        )  # fmt: skip
+
+    def holds(self, conv: Conversation, uid: int) -> bool:
+        """Whether stretch `uid` is in it, as a stretch or as entries."""
+        return uid in self.stretches or conv.starts[uid] >= self.start
+
+    def add_stretch(self, conv: Conversation, uid: int) -> None:
+        start, end = conv.stretch_range(uid)
+        last = self.items[-1] if self.items else None
+        # Adjacent stretches of the rebuilt block share one message; only inside the block,
+        # which never changes once sent, so no sent message ever grows.
+        joined = (
+            last is not None and len(self.items) < self.block
+            and (last.kind, last.ref) == (STRETCH, uid - 1)
+            and conv.last_shown(uid - 1) is not None
+        )  # fmt: skip
+        text, size = _rendering(conv, uid, start, end, joined)
+        self.items.append(Item(STRETCH, uid, "user", text, size, joined=joined))
+        self.stretches.add(uid)
+        turns, entries = conv.turns, conv.entries
+        self.entries.update(i for i in range(start, end) if not turns[entries[i].turn].redacted)
+
+    def add_entry(
+        self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None
+    ) -> None:
+        """Entry `i` as itself; `limit` is where this extension of the context ends. `replay`
+        names the calls that travelled natively when a saved context is rebuilt."""
+        piece = conv.piece(i)
+        turn = piece.turn
+        if turn.redacted:
+            return
+        previous = conv.turns[conv.entries[i - 1].turn] if i > 0 else None
+        with_when = i == self.start or previous is None or turn.when != previous.when
+        named = not self.items and turn.role == "assistant"
+        native: tuple[Part, ...] = ()
+        if not named and piece.parts == 1:
+            native = self._native_tools(conv, i, limit, replay)
+        body = piece.body
+        if turn.tools:
+            lines = [turn.shown] if turn.shown else []
+            lines += [tool_line(p) for p in turn.tools if p not in native]
+            body = "\n".join(lines)
+        text = render_ordinary(piece, with_when=with_when, named=named, body=body)
+        measure = conv.shape.measure
+        size = (measure(text) if text else 0) + sum(measure(tool_line(p)) for p in native)
+        last = self.items[-1] if self.items else None
+        follows = last is not None and last.kind == ENTRY and last.role == "assistant"
+        if turn.role == "assistant" and len(self.items) > 1 and follows:
+            size += measure(TURN_JOIN)  # assemble joins the two messages
+        role = "user" if named else turn.role
+        self.items.append(Item(ENTRY, i, role, text, size, native))
+        self.entries.add(i)
+
+    def _native_tools(
+        self, conv: Conversation, i: int, limit: int, replay: set[str] | None
+    ) -> tuple[Part, ...]:
+        """The tool parts of entry `i` that may travel natively: a call whose result lies in
+        this context, whole and shown; a result whose call travelled natively."""
+        turn = conv.turns[conv.entries[i].turn]
+        native: list[Part] = []
+        for part in turn.tools:
+            call_id = part["id"]
+            if part["type"] == "tool_result":
+                if call_id in self.native_calls:
+                    native.append(part)
+                continue
+            if replay is not None:
+                if call_id in replay:
+                    native.append(part)
+                    self.native_calls.add(call_id)
+                continue
+            answer = conv.answered.get(call_id)
+            if answer is None:
+                continue
+            first = conv.first_entry[answer]
+            whole = conv.entries[first].parts == 1
+            if first > i and first < limit and whole and not conv.turns[answer].redacted:
+                native.append(part)
+                self.native_calls.add(call_id)
+        return tuple(native)
+
+    def extend(self, conv: Conversation, stretches: list[int], limit: int) -> None:
+        """Append the entries said since the last call (up to `limit`), then `stretches`."""
+        for i in range(self.upto, limit):
+            self.add_entry(conv, i, limit)
+        self.upto = limit
+        for uid in stretches:
+            self.add_stretch(conv, uid)
+
+    def included_turns(
+        self, conv: Conversation, more: Iterable[int] = ()
+    ) -> tuple[list[int], list[int]]:
+        """The turns it holds (any entry), with entries `more`, and those of them it holds
+        only in part."""
+        sent = self.entries.union(more)
+        if len(conv.entries) == len(conv.turns):  # no turn was cut: entry i is turn i
+            return sorted(sent), []
+        held: dict[int, int] = {}
+        for i in sent:
+            t = conv.entries[i].turn
+            held[t] = held.get(t, 0) + 1
+        partial = [t for t, n in held.items() if n < conv.entries[conv.first_entry[t]].parts]
+        return sorted(held), sorted(partial)
+
+
+def _rendering(conv: Conversation, uid: int, start: int, end: int, joined: bool) -> tuple[str, int]:
+    """Stretch `uid` as sent (continuing the one before it when `joined`) and its size, cached
+    in `conv`. A joined one is measured as sent: the whole size minus the saving is exact only
+    for additive measures."""
+    key = (uid, joined)
+    found = conv.renderings.get(key)
+    if found is None:
+        if joined:
+            text = render_unit(conv.pieces(start, end), after=conv.last_shown(uid - 1))
+            found = (text, conv.shape.measure(text) if text else 0)
+        else:
+            found = (render_unit(conv.pieces(start, end)), conv.stretch_sizes[uid])
+        conv.renderings[key] = found
+    return found

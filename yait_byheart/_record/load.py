@@ -1,0 +1,102 @@
+"""Reading what `Memory.to_dict` wrote: every field checked before anything is built."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from .._turns.render import Turn
+from .._turns.settings import Tuning
+from .state import FORMAT, VERSION, expect, read_stats, read_turn
+
+CONFIG_KEYS = ("budget", "chunk", "stability", "external_margin", "external_share",
+               "external_max", "resolve_time", "date_order", "ceiling", "language", "callables",
+               "tuning")  # fmt: skip
+_HOW = {
+    "measure": "measure=your_length_function (the one the Memory was built with)",
+    "retriever": "retriever=YourRetriever() (fitted again from the stored turns)",
+    "boundaries": "boundaries=your_boundary_function",
+    "external": "external=your_search_function",
+}
+
+
+def _fail(what: str) -> ValueError:
+    return ValueError(f"Memory.from_dict: {what}")
+
+
+@dataclass
+class Saved:
+    config: dict[str, Any]
+    turns: list[tuple[Turn, list[bool] | None, list[int]]]
+    growth: float | None
+    stats: dict[str, int]
+    context: dict[str, Any] | None
+    context_readable: bool = True
+
+
+def parse(raw: object, settings: dict[str, Any]) -> Saved:
+    """`raw` checked and read; `settings` override the saved configuration."""
+    data: dict[str, Any] = expect(raw, dict, "data")
+    if data.get("format") != FORMAT:
+        raise _fail(
+            f"data is not a saved Memory (format is {data.get('format')!r}, "
+            f"expected {FORMAT!r}); pass what Memory.to_dict() returned"
+        )
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _fail(f"version is {version!r}; expected a positive integer")
+    if version > VERSION:
+        raise _fail(
+            f"data was saved by a newer yait_byheart (format version {version}, this one "
+            f"reads up to {VERSION}); upgrade yait-byheart to load it"
+        )
+    config = _config(expect(data.get("config", {}), dict, "config"), settings)
+    turns = [read_turn(r, i) for i, r in enumerate(expect(data.get("turns"), list, "turns"))]
+    state = expect(data.get("state", {}), dict, "state")
+    growth = expect(state.get("growth", 0.0), (int, float), "state.growth")
+    context = state.get("context")
+    if context is not None:
+        expect(context, dict, "state.context")
+    # Version 1 named turns, not entries: its context holds only if no turn is cut now.
+    readable = version >= 2 or all(not cuts for _, _, cuts in turns)
+    saved = Saved(config, turns, float(growth) if "growth" in state else None,
+                  read_stats(state.get("stats", {})), context, readable)  # fmt: skip
+    return saved
+
+
+def _config(config: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(config) - set(CONFIG_KEYS)
+    if unknown:
+        raise _fail(f"config has unknown keys {sorted(unknown)}")
+    needed = expect(config.get("callables", []), list, "config.callables")
+    missing = [n for n in needed if settings.get(n) is None]
+    if missing:
+        how = "; ".join(_HOW.get(str(n), f"{n}=...") for n in missing)
+        raise _fail(
+            f"the data was saved by a Memory built with {', '.join(map(str, missing))}, which "
+            f"cannot be saved; pass them again: Memory.from_dict(data, {how})"
+        )
+    out = {k: v for k, v in config.items() if k not in ("callables", "tuning")}
+    if "tuning" in config:
+        try:
+            out["tuning"] = Tuning(**expect(config["tuning"], dict, "config.tuning"))
+        except TypeError as exc:
+            raise _fail(f"config.tuning is not valid: {exc}") from None
+    out.update(settings)
+    return out
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector during a bulk load: the millions of small objects
+    reopening builds hold no cycles, and its passes over them cost time for nothing."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,0 +1,144 @@
+"""Ranking closed stretches for a query, in small named steps.
+
+The built-in ranking: BM25 over each stretch (`bm25.Index.head`), plus a share of its
+neighbours' scores (`neighbour_shares`), dated stretches boosted for "when" questions, then
+zero-score stretches newest first as a recency top-up. A custom retriever replaces the first
+three steps; one with `scores` gives weights, one with only `rank` gives rank weights.
+
+A stretch's neighbours are evidence for it, as a passage's surrounding text is in passage
+retrieval (J. P. Callan, "Passage-level evidence in document retrieval", SIGIR 1994). The
+date boost is a question-type prior (E. M. Voorhees, "The TREC-8 Question Answering Track
+Report", 1999). Measured: docs/benchmarks.md, "Retrieval ablations".
+
+>>> neighbour_shares({2: 4.0}, 5, 1.0, 1)
+{1: 2.0, 3: 2.0}
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from .._turns.patterns import WHEN_QUESTION
+from .._turns.settings import Tuning
+from .bm25 import Index
+
+Head = list[tuple[float, int]]
+
+
+def asks_when(query: str) -> bool:
+    """Whether `query` is a "when" question (its first word is "when").
+
+    >>> asks_when("When did we go camping?"), asks_when("Whenever you like"), asks_when("Why?")
+    (True, False, False)
+    """
+    return WHEN_QUESTION.match(query) is not None
+
+
+def neighbour_shares(
+    scores: Mapping[int, float], n_units: int, weight: float, width: int
+) -> dict[int, float]:
+    """What each stretch receives from its scored neighbours: `weight`/2 of each neighbour's
+    score at distance 1, halved per further step. Ids outside 0 to `n_units` - 1 get nothing.
+
+    >>> neighbour_shares({1: 2.0, 2: 4.0}, 3, 1.0, 1)
+    {0: 1.0, 2: 1.0, 1: 2.0}
+    >>> neighbour_shares({0: 8.0}, 4, 1.0, 2)
+    {1: 4.0, 2: 2.0}
+    """
+    out: dict[int, float] = {}
+    if weight <= 0 or width <= 0:
+        return out
+    get = out.get
+    for uid, score in scores.items():
+        share = weight * score / 2
+        for step in range(1, width + 1):
+            for near in (uid - step, uid + step):
+                if 0 <= near < n_units:
+                    out[near] = get(near, 0.0) + share
+            share /= 2
+    return out
+
+
+def query_terms(index: Index, terms: list[str], tuning: Tuning) -> list[str]:
+    """The query's rarest indexed terms (at most `query_terms`), minus very common ones."""
+    kept = index.rarest(terms, tuning.query_terms)
+    if tuning.common_share >= 1.0:
+        return kept
+    limit = tuning.common_share * len(index)
+    return kept[:1] + [t for t in kept[1:] if index.document_frequency(t) <= limit]
+
+
+def with_neighbours(
+    index: Index, terms: list[str], head: Head, scores: dict[int, float], n: int, k: int,
+    tuning: Tuning,
+) -> Head:  # fmt: skip
+    """The head after each of its stretches lends its neighbours a share of its score.
+
+    Only the head lends (its scores are exact); a neighbour outside it gets its exact own
+    score first (the head's pruning may have left a lower bound). Shares only raise scores,
+    so the new head lies within the old head and its neighbours.
+    """
+    sources = {u: score for score, u in head}
+    shares = neighbour_shares(sources, n, tuning.context_weight, tuning.context_width)
+    own = index.exact([u for u in shares if u not in sources], terms)
+    for uid, share in shares.items():
+        scores[uid] = (sources[uid] if uid in sources else own[uid]) + share
+    pool = list(sources.keys() | shares.keys())
+    return sorted(zip(map(scores.__getitem__, pool), pool, strict=True), reverse=True)[:k]
+
+
+def date_boosted(head: Head, dated: Callable[[int], bool], boost: float) -> Head:
+    """The head with stretches carrying a resolved date scored (1 + boost) times more."""
+    factor = 1.0 + boost
+    return sorted(((s * factor if dated(u) else s, u) for s, u in head), reverse=True)
+
+
+def recency_fill(scored: Mapping[int, Any], n: int, scan: int) -> Iterator[tuple[int, float]]:
+    """Zero-score stretches, newest first: a full budget of recent talk beats an empty one."""
+    found = 0
+    for uid in range(n - 1, -1, -1):
+        if found >= scan:
+            return
+        if uid not in scored:
+            yield uid, 0.0
+            found += 1
+
+
+def bm25_ranked(
+    index: Index, terms: list[str], n: int, k: int, tuning: Tuning, dated: Callable[[int], bool],
+    when: bool,
+) -> Iterator[tuple[int, float]]:  # fmt: skip
+    """The built-in ranking: the k best exactly, the next k by lower bound, then recency."""
+    terms = query_terms(index, terms, tuning)
+    head, scores = index.head(terms, k)
+    if tuning.context_weight > 0 and tuning.context_width > 0 and scores:
+        head = with_neighbours(index, terms, head, scores, n, k, tuning)
+    if tuning.date_boost > 0 and when:
+        head = date_boosted(head, dated, tuning.date_boost)
+    yield from ((u, score) for score, u in head)
+    if len(head) < len(scores):  # rarely reached: the head usually fills the room
+        seen = {u for _, u in head}
+        rest = ((s, u) for u, s in scores.items() if u not in seen)
+        yield from ((u, score) for score, u in heapq.nlargest(k, rest))
+    yield from recency_fill(scores, n, tuning.recency_fill_scan)
+
+
+def scored_ranked(
+    found: Mapping[int, float] | Sequence[float], n: int, tuning: Tuning
+) -> Iterator[tuple[int, float]]:
+    """A scoring retriever's stretches best first (ties to the newer), then recency."""
+    pairs = found.items() if isinstance(found, Mapping) else enumerate(found)
+    positive = {u: float(s) for u, s in pairs if 0 <= u < n and s > 0}
+    for score, uid in sorted(((s, u) for u, s in positive.items()), reverse=True):
+        yield uid, score
+    yield from recency_fill(positive, n, tuning.recency_fill_scan)
+
+
+def rank_weighted(order: Sequence[int], n: int, tuning: Tuning) -> Iterator[tuple[int, float]]:
+    """A rank-only retriever's order: rank r weighs 1 / (rank_offset + r + 1), the shape of
+    reciprocal rank fusion (Cormack, Clarke and Buettcher, SIGIR 2009)."""
+    valid = (u for u in order if 0 <= u < n)
+    for r, uid in enumerate(valid):
+        yield uid, 1.0 / (tuning.rank_offset + r + 1)

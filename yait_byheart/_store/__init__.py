@@ -1,1 +1,0 @@
-"""The machinery behind ``yait_byheart.store``: SQL text, dialects, the shared database work."""

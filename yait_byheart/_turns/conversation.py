@@ -1,0 +1,347 @@
+"""The conversation as stored: turns, the entries they show as, and the stretches they form.
+
+A turn is one entry, or several when it is too long for one stretch (`_pieces`): each entry is
+indexed, selected and rendered on its own. Stretches are runs of entries, closed by a size
+counter (see `Conversation.closes`). Everything here is bookkeeping over plain lists; ranking,
+selection and rendering of what is sent live elsewhere.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .pieces import cut
+from .render import MEMORY_MARKER, Piece, Turn, render_ordinary, render_unit, searchable, when_line
+from .settings import Tuning
+
+Boundaries = Callable[[list[dict[str, str]]], bool]
+
+
+@dataclass(slots=True)
+class Entry:
+    """Turn `turn`'s text from `start` to `end` (part `part` of `parts`)."""
+
+    turn: int
+    part: int
+    parts: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The sizes a conversation is cut by, derived once from the Memory's settings."""
+
+    budget: int
+    chunk: int
+    tuning: Tuning
+    measure: Callable[[str], int]
+    boundaries: Boundaries | None = None
+
+    @property
+    def cap(self) -> float:
+        """No stretch grows past this (so at least two always fit the budget)."""
+        return self.budget * self.tuning.max_stretch_share
+
+    @property
+    def stretch_size(self) -> int:
+        """The size at which a stretch closes at the next user turn: a share of `chunk`, at
+        most budget / stretches_per_budget and half the cap (docs/benchmarks.md, "Retrieval
+        ablations"). Long turns are cut into pieces of this size too."""
+        t = self.tuning
+        own = int(self.chunk * t.stretch_share)
+        if t.stretches_per_budget > 0:
+            own = min(own, int(self.budget / t.stretches_per_budget))
+        return max(1, min(own, int(self.cap / 2)))
+
+
+@dataclass
+class Layout:
+    """How a turn is stored: per piece, whether it opens a stretch and its size."""
+
+    opens: list[bool]
+    cuts: list[int]
+    sizes: list[int]
+
+
+@dataclass
+class _Open:
+    """The open stretch as a layout walks a turn's pieces (the conversation is not touched)."""
+
+    size: int
+    empty: bool
+    calls: dict[str, int]
+    answered: set[str]
+
+    def advance(self, piece: Piece, size: int, opens: bool) -> None:
+        if opens:
+            self.size, self.calls = 0, {}
+        self.size += size
+        self.empty = False
+        if piece.part == 0:
+            for tool in piece.turn.tools:
+                if tool["type"] == "tool_call":
+                    self.calls = {**self.calls, tool["id"]: -1}
+                else:
+                    self.answered.add(tool["id"])
+
+
+class Conversation:
+    """Turns, entries and stretches; stretch k is entries starts[k] to starts[k + 1]."""
+
+    def __init__(self, shape: Shape) -> None:
+        self.shape = shape
+        self.turns: list[Turn] = []
+        self.first_entry: list[int] = []
+        self.entries: list[Entry] = []
+        self.sizes: list[int] = []  # each entry's size as passthrough sends it
+        self.opens: list[bool] = []  # each entry opened a stretch (what persistence replays)
+        self.starts: list[int] = []
+        self.stretch_sizes: list[int] = []
+        # What stretch k saves sent as the continuation of k - 1; -1 until first needed.
+        self.joins: list[int] = []
+        self.open_start = 0
+        self.open_size = 0
+        self.total_size = 0
+        self.open_calls: dict[str, int] = {}  # call id -> entry, for calls in the open stretch
+        self.calls: dict[str, int] = {}  # every call id -> its turn
+        self.answered: dict[str, int] = {}  # call id -> the turn holding its result
+        # Each settled stretch as sent, alone (False) or continuing the one before (True):
+        # a rebuild sends dozens, and only a redaction changes them.
+        self.renderings: dict[tuple[int, bool], tuple[str, int]] = {}  # text, size
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+    # -- ingest ----------------------------------------------------------------------------
+
+    def layout(
+        self, turn: Turn, opens: Sequence[bool] | None = None, cuts: Sequence[int] | None = None
+    ) -> Layout:
+        """How `turn` would be stored (its pieces, their sizes, which open a stretch), without
+        storing it: a journal records this before anything changes. `opens` and `cuts` replay
+        a stored turn's choices."""
+        text = searchable(turn)
+        if cuts is None:
+            cuts = [] if turn.redacted else self._cuts(turn, text)
+        bounds = [0, *cuts, len(text)]
+        state = _Open(self.open_size, self.open_start == len(self.entries), self.open_calls, set())
+        previous = self.turns[self.entries[-1].turn] if self.entries else None
+        out = Layout([], list(cuts), [])
+        parts = len(bounds) - 1
+        for part in range(parts):
+            piece = Piece(turn, text, part, parts) if parts == 1 else Piece(
+                turn, text[bounds[part] : bounds[part + 1]], part, parts
+            )  # fmt: skip
+            with_when = part == 0 and (previous is None or turn.when != previous.when)
+            named = part == 0 and not self.entries and turn.role == "assistant"
+            rendered = (
+                "" if turn.redacted else render_ordinary(piece, with_when=with_when, named=named)
+            )
+            size = self.shape.measure(rendered)
+            given = opens[part] if opens is not None and part < len(opens) else None
+            flag = self._closes(piece, size, state) if given is None else given
+            out.opens.append(flag)
+            out.sizes.append(size)
+            state.advance(piece, size, flag)
+        return out
+
+    def add(self, turn: Turn, layout: Layout) -> None:
+        """Store `turn` as `layout` (from `layout(turn)`) says."""
+        index = len(self.turns)
+        text_length = len(searchable(turn))
+        bounds = [0, *layout.cuts, text_length]
+        self.turns.append(turn)
+        self.first_entry.append(len(self.entries))
+        turn.opens = layout.opens[0]
+        parts = len(bounds) - 1
+        for part in range(parts):
+            i = len(self.entries)
+            if layout.opens[part] and self.open_start < i:
+                self._close(i)
+            self.entries.append(Entry(index, part, parts, bounds[part], bounds[part + 1]))
+            self.opens.append(layout.opens[part])
+            self.sizes.append(layout.sizes[part])
+            self.open_size += layout.sizes[part]
+            self.total_size += layout.sizes[part]
+            if part == 0:
+                for tool in turn.tools:
+                    if tool["type"] == "tool_call":
+                        self.open_calls[tool["id"]] = i
+                        self.calls[tool["id"]] = index
+                    else:
+                        self.answered[tool["id"]] = index
+
+    def _cuts(self, turn: Turn, text: str) -> list[int]:
+        """Where a turn too long for one stretch is cut (offsets into its text), or none."""
+        shape = self.shape
+        whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
+        if shape.measure(whole) <= shape.cap:
+            return []
+        bodies = cut(text, shape.stretch_size, shape.measure)
+        offsets, at = [], 0
+        for body in bodies[:-1]:
+            at += len(body)
+            offsets.append(at)
+        return offsets
+
+    def _closes(self, piece: Piece, size: int, state: _Open) -> bool:
+        """Whether `piece`, about to be added, opens a new stretch (closing the open one).
+
+        Never right before the result of a call in the open stretch, so a call and its result
+        always share a stretch; a pending call also holds the stretch open up to the cap.
+        """
+        if state.empty:
+            return False
+        if piece.part == 0 and any(
+            t["type"] == "tool_result" and t["id"] in state.calls for t in piece.turn.tools
+        ):
+            return False
+        shape = self.shape
+        if state.size + size > shape.cap:
+            return True  # the cap wins over the rest: every stretch must fit twice in the budget
+        if any(c not in self.answered and c not in state.answered for c in state.calls):
+            return False
+        if piece.part > 0:
+            return state.size >= shape.stretch_size
+        if not piece.turn.shown:
+            return False  # tool results only: an agent's rounds stay with the request they serve
+        if piece.turn.role != "user" and not shape.tuning.close_at_any_turn:
+            return False
+        if shape.boundaries is not None:
+            return self._boundary(piece.turn)
+        return state.size >= shape.stretch_size
+
+    def _boundary(self, turn: Turn) -> bool:
+        assert self.shape.boundaries is not None
+        stretch = [
+            {"role": p.turn.role, "text": p.body}
+            for p in self.pieces(self.open_start, len(self.entries))
+        ] + [{"role": turn.role, "text": turn.shown}]
+        return bool(self.shape.boundaries(stretch))
+
+    def _close(self, end: int) -> None:
+        self.starts.append(self.open_start)
+        self.stretch_sizes.append(self._rendered_size(self.open_start, end))
+        self.joins.append(-1)
+        self.open_start = end
+        self.open_size = 0
+        self.open_calls = {}
+
+    def _rendered_size(self, start: int, end: int) -> int:
+        pieces = [p for p in self.pieces(start, end) if not p.turn.redacted]
+        return self.shape.measure(render_unit(pieces)) if pieces else 0
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def piece_of(self, entry: Entry) -> Piece:
+        turn = self.turns[entry.turn]
+        text = searchable(turn)
+        if entry.parts == 1:
+            return Piece(turn, text)
+        return Piece(turn, text[entry.start : entry.end], entry.part, entry.parts)
+
+    def piece(self, i: int) -> Piece:
+        return self.piece_of(self.entries[i])
+
+    def pieces(self, start: int, end: int) -> list[Piece]:
+        return [self.piece_of(e) for e in self.entries[start:end]]
+
+    def stretch_range(self, k: int) -> tuple[int, int]:
+        end = self.starts[k + 1] if k + 1 < len(self.starts) else self.open_start
+        return self.starts[k], end
+
+    def stretch_of(self, i: int) -> int:
+        """The stretch holding entry `i` (len(starts) for the open one)."""
+        return bisect_right(self.starts, i) - 1 if i < self.open_start else len(self.starts)
+
+    def stretch_bodies(self, k: int) -> list[str]:
+        """What stretch `k` is indexed by: its shown entries' text, one string each."""
+        return [p.body for p in self.pieces(*self.stretch_range(k)) if not p.turn.redacted]
+
+    def stretch_text(self, k: int) -> str:
+        """Stretch `k`'s shown text as one string (what a custom retriever is given)."""
+        return "\n".join(self.stretch_bodies(k))
+
+    def last_shown(self, k: int) -> Piece | None:
+        """The last entry of stretch `k` that is not redacted (None if none, or no such k)."""
+        if k < 0:
+            return None
+        start, end = self.stretch_range(k)
+        for i in range(end - 1, start - 1, -1):
+            if not self.turns[self.entries[i].turn].redacted:
+                return self.piece(i)
+        return None
+
+    def join_saving(self, k: int) -> int:
+        """What stretch `k` saves sent as the continuation of stretch `k` - 1: its marker
+        line, and its date line when the date does not change ("Retrieval ablations")."""
+        saving = self.joins[k]
+        if saving >= 0:
+            return saving
+        last = self.last_shown(k - 1)
+        start, end = self.stretch_range(k)
+        first = next((p for p in self.pieces(start, end) if not p.turn.redacted), None)
+        saving = 0
+        if last is not None and first is not None:
+            saving = self.shape.measure(MEMORY_MARKER)
+            if first.turn.when and first.turn.when == last.turn.when:
+                saving += self.shape.measure(when_line(first.turn.when))
+        self.joins[k] = saving
+        return saving
+
+    def dated(self, k: int) -> bool:
+        """Whether stretch `k` carries a resolved date (an annotation lengthened a turn)."""
+        start, end = self.stretch_range(k)
+        turns = {self.entries[i].turn for i in range(start, end)}
+        return any(len(self.turns[t].shown) != len(self.turns[t].text) for t in turns
+                   if not self.turns[t].redacted)  # fmt: skip
+
+    def pending(self) -> int:
+        """The first entry of the open stretch holding a call not answered yet (or the end)."""
+        waiting = [i for call, i in self.open_calls.items() if call not in self.answered]
+        return min(waiting, default=len(self.entries))
+
+    # -- redaction ---------------------------------------------------------------------------
+
+    def touched_by(self, index: int) -> list[int]:
+        """The closed stretches holding entries of turn `index`."""
+        first = self.first_entry[index]
+        held = {self.stretch_of(i) for i in range(first, first + self.entries[first].parts)}
+        return sorted(held - {len(self.starts)})
+
+    def blank(self, index: int, new: Turn) -> None:
+        """Replace turn `index` by its redacted form; sizes and stretch sizes follow."""
+        first = self.first_entry[index]
+        self._forget_tools(index)
+        self.turns[index] = new
+        for i in range(first, first + self.entries[first].parts):
+            self.total_size -= self.sizes[i]
+            if i >= self.open_start:
+                self.open_size -= self.sizes[i]
+            self.sizes[i] = 0
+        self.renderings.clear()
+        for k in self.touched_by(index):
+            self.stretch_sizes[k] = self._rendered_size(*self.stretch_range(k))
+            self.joins[k] = -1
+            if k + 1 < len(self.joins):
+                self.joins[k + 1] = -1
+
+    def _forget_tools(self, index: int) -> None:
+        """Drop turn `index`'s calls and results from the pairing tables, as a Memory
+        reopened from the redacted records never learns them."""
+        for tool in self.turns[index].tools:
+            call = tool["type"] == "tool_call"
+            table = self.calls if call else self.answered
+            if table.get(tool["id"]) == index:
+                del table[tool["id"]]
+            if call:
+                self.open_calls.pop(tool["id"], None)
+
+    def record_cuts(self, index: int) -> tuple[list[bool], list[int]]:
+        """Turn `index`'s per-entry stretch openings and its cut offsets, for persistence."""
+        first = self.first_entry[index]
+        entries = self.entries[first : first + self.entries[first].parts]
+        return self.opens[first : first + len(entries)], [e.start for e in entries[1:]]

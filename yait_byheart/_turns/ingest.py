@@ -1,0 +1,61 @@
+"""From what `append` was given to a stored turn: checks, the date label, the date repair."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from .._dates.resolve import format_day, parse_when, resolve_time
+from .render import KINDS, Part, Turn
+
+
+def check_date_order(call: str, order: object) -> str | None:
+    """`order` if it is a valid `date_order` (None, "dmy" or "mdy")."""
+    if order not in (None, "dmy", "mdy"):
+        raise ValueError(
+            f"{call}: date_order={order!r}; use 'dmy' (when='05/08/2023' is 5 August), "
+            "'mdy' (May 8) or None (such a when is refused)"
+        )
+    return order
+
+
+def when_label(call: str, when: object) -> str:
+    """How a turn's date is shown: a date as '8 May 2023', a string as given."""
+    if isinstance(when, datetime):
+        return f"{format_day(when.date())} {when:%H:%M}"
+    if isinstance(when, date):
+        return format_day(when)
+    if isinstance(when, str):
+        return when.strip()
+    raise TypeError(f"{call}: when must be a str, date or datetime, got {type(when).__name__}")
+
+
+def make_turn(
+    call: str, role: str, text: object, *, kind: str, source: object, when: object,
+    resolve: bool, order: str | None = None, tools: tuple[Part, ...] = (),
+) -> Turn:  # fmt: skip
+    """A checked turn; relative dates in `text` annotated when `resolve` and `when` is given
+    (`order`: how to read a numeric `when` whose day and month could swap, see `parse_when`)."""
+    if role not in ("user", "assistant"):
+        raise ValueError(f'{call}: role={role!r}; use "user" or "assistant"')
+    if not isinstance(text, str):
+        raise TypeError(f"{call}: text must be a str, got {type(text).__name__}")
+    if not text.strip() and not tools:
+        # Providers refuse blank messages (Anthropic and Gemini answer HTTP 400).
+        raise ValueError(f"{call}: text is blank; append only turns that say something")
+    if kind not in KINDS:
+        raise ValueError(f"{call}: kind={kind!r}; use SAID, SUPPLIED or DERIVED")
+    if not isinstance(source, str):
+        raise TypeError(f"{call}: source must be a str, got {type(source).__name__}")
+    label = when_label(call, when)
+    shown = text
+    if resolve and label and text:
+        anchor = parse_when(when, order)  # type: ignore[arg-type]
+        if anchor is None:
+            raise ValueError(
+                f"{call}: cannot read a date in when={when!r}; pass e.g. '8 May 2023', "
+                "'8. Mai 2023', '2023年5月8日', an ISO date or a date object; a numeric date "
+                "whose day and month could swap (05/08/2023) needs Memory(date_order='dmy' or "
+                "'mdy'); or build the Memory with resolve_time=False to keep free-form labels"
+            )
+        shown = resolve_time(text, anchor)
+    return Turn(role, text, shown, kind, source, label, tools=tools)

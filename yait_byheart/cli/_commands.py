@@ -1,0 +1,193 @@
+"""The command line's subcommands: each takes the parsed arguments and returns an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..memory import Memory
+from ..providers._show import messages_text, summary_line, turns_text
+from ..store import StoreConflictError, UnknownConversationError
+from ._demo import demo
+from ._io import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    Progress,
+    Store,
+    open_store,
+    read_bytes,
+    store_location,
+    write_text,
+)
+
+Command = Callable[[argparse.Namespace], int]
+# Turns past which storing an import takes seconds (indexing them for the snapshot): say so.
+_LONG_IMPORT = 20_000
+
+
+def _store(args: argparse.Namespace, *, create: bool = False) -> Store:
+    return open_store(store_location(args), create=create)
+
+
+def _export(store: Store, conversation: str) -> dict[str, Any]:
+    try:
+        return store.export(conversation)
+    except UnknownConversationError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _print_json(obj: object) -> None:
+    print(json.dumps(obj, ensure_ascii=False, indent=2))
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    demo(args.budget, args.width, sys.stdout)
+    return EXIT_OK
+
+
+def run_conversations(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        names = store.conversations(user=args.user or None)
+    if args.json:
+        _print_json(names)
+    elif names:
+        print("\n".join(names))
+    return EXIT_OK
+
+
+def run_show(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        turns = _export(store, args.conversation)["turns"]
+    if args.json:
+        _print_json(turns)
+    elif turns:
+        print(turns_text(turns))
+    return EXIT_OK
+
+
+def run_compose(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise CliError("the query is blank; pass the user's new message", EXIT_USAGE)
+    with _store(args) as store:
+        data = _export(store, args.conversation)
+    # An unbound copy: inspecting must not move the sticky selection the application relies on.
+    settings = {} if args.budget is None else {"budget": args.budget}
+    result = Memory.from_dict(data, **settings).compose(args.query)
+    if args.json:
+        _print_json(result)
+    else:
+        print(summary_line(result))
+        print(messages_text(result["messages"], stable_upto=result["stable_upto"]))
+    return EXIT_OK
+
+
+def run_export(args: argparse.Namespace) -> int:
+    progress = Progress()
+    with _store(args) as store:
+        progress.update(f"reading {args.conversation!r} from the store")
+        data = _export(store, args.conversation)
+    text = json.dumps(data, ensure_ascii=False, indent=args.indent) + "\n"
+    write_text(text, args.output, progress)
+    progress.done(f"exported {len(data['turns']):,} turns")
+    return EXIT_OK
+
+
+def run_import(args: argparse.Namespace) -> int:
+    progress = Progress()
+    raw = read_bytes(args.file, progress)
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CliError(f"{args.file}: not JSON ({exc}); pass a file written by export") from None
+    if not isinstance(data, dict) or not isinstance(data.get("turns"), list):
+        raise CliError(f"{args.file}: not a conversation (no 'turns' list); pass export's output")
+    with _store(args, create=True) as store:
+        n = len(data["turns"])
+        progress.update(f"storing {n:,} turns", now=n >= _LONG_IMPORT)
+        try:
+            store.import_(args.conversation, data, user=args.user or None)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+    progress.done(f"imported {len(data['turns']):,} turns")
+    print(f"imported {len(data['turns']):,} turns as {args.conversation!r}")
+    return EXIT_OK
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        try:
+            store.delete(args.conversation)
+        except UnknownConversationError as exc:
+            raise CliError(str(exc)) from None
+    print(f"deleted {args.conversation!r}")
+    return EXIT_OK
+
+
+def run_delete_user(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        n = store.delete_user(args.user)
+    if n == 0:
+        raise CliError(f"no conversations of user {args.user!r}; nothing was deleted")
+    print(f"deleted {n} conversation{'s' if n != 1 else ''} of user {args.user!r}")
+    return EXIT_OK
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    location = store_location(args)
+    with open_store(location, create=False) as store:
+        if args.conversation is None:
+            stats: dict[str, Any] = {"conversations": len(store.conversations())}
+            if os.path.exists(location):
+                stats["bytes"] = sum(
+                    os.path.getsize(p) for p in (location, location + "-wal") if os.path.exists(p)
+                )
+        else:
+            try:
+                stats = dict(store.open(args.conversation, create=False).stats)
+            except UnknownConversationError as exc:
+                raise CliError(str(exc)) from None
+    if args.json:
+        _print_json(stats)
+    else:
+        print("\n".join(f"{key}: {value}" for key, value in stats.items()))
+    return EXIT_OK
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    from ..mcp_server import serve  # the server's modules load only for this command
+
+    with _store(args, create=True) as store:
+        return serve(store, budget=args.budget, max_text=args.max_text)
+
+
+def _failing_cleanly(run: Command) -> Command:
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except StoreConflictError as exc:
+            raise CliError(str(exc), EXIT_FAILED) from None
+
+    return wrapped
+
+
+COMMANDS: dict[str, Command] = {
+    name: _failing_cleanly(fn)
+    for name, fn in {
+        "demo": run_demo,
+        "conversations": run_conversations,
+        "show": run_show,
+        "compose": run_compose,
+        "export": run_export,
+        "import": run_import,
+        "delete": run_delete,
+        "delete-user": run_delete_user,
+        "stats": run_stats,
+        "mcp": run_mcp,
+    }.items()
+}

@@ -1,0 +1,188 @@
+"""The MCP server's tools: remember, recall, forget, conversations, over one store.
+
+Each tool publishes a JSON Schema for its input, and that schema checks the input
+(:mod:`._argcheck`).  A tool answers ``(text, structured, is_error)``; bad arguments, unknown
+conversations and the library's own refusals come back as error results the model can read and
+correct, never as exceptions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from ..memory import Memory
+from ..providers._show import messages_text
+from ..store import PostgresStore, SQLiteStore, StoreConflictError, UnknownConversationError
+from ._argcheck import problems
+
+Store = SQLiteStore | PostgresStore
+Answer = tuple[str, dict[str, Any], bool]
+
+# Open conversations kept in memory between calls: reopening a long one costs its index load.
+_KEEP_OPEN = 16
+
+
+def tool_list(max_text: int) -> list[dict[str, Any]]:
+    """The tools' descriptions, as ``tools/list`` returns them (built afresh on each call)."""
+    ids = {"type": "string", "minLength": 1, "maxLength": 512}
+    conv = {**ids, "description": "Conversation id, e.g. 'alice-2026-12-03' or a chat id."}
+    user = {**ids, "description": "User id that owns conversations (recorded at creation)."}
+
+    def tool(name: str, title: str, description: str, props: dict[str, Any], required: list[str],
+             **hints: bool) -> dict[str, Any]:  # fmt: skip
+        schema = {"type": "object", "properties": props, "required": required,
+                  "additionalProperties": False}  # fmt: skip
+        return {"name": name, "title": title, "description": description,
+                "inputSchema": schema, "annotations": {"title": title, **hints}}  # fmt: skip
+
+    text = {"type": "string", "minLength": 1, "maxLength": max_text,
+            "description": "The turn's words, verbatim."}  # fmt: skip
+    return [
+        tool("remember", "Remember a turn",
+             "Store one conversation turn verbatim (created on first use). Relative dates in the "
+             "text ('last Saturday') are resolved against `when`.",
+             {"conversation": conv, "text": text,
+              "role": {"type": "string", "enum": ["user", "assistant"],
+                       "description": "Who said it (default user)."},
+              "when": {"type": "string", "maxLength": 200,
+                       "description": "When it was said, e.g. '2026-12-03 14:05' or '8 May 2023';"
+                                      " omitted: now; '': undated."},
+              "user": user},
+             ["conversation", "text"], readOnlyHint=False, destructiveHint=False),
+        tool("recall", "Recall earlier turns",
+             "The earlier turns of a conversation that matter for `query`, verbatim, with their "
+             "dates, selected under a character budget.",
+             {"conversation": conv,
+              "query": {"type": "string", "minLength": 1, "maxLength": 20_000,
+                        "description": "The new message or question."},
+              "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
+                         "description": "Characters to fill (default: the conversation's)."}},
+             ["conversation", "query"], readOnlyHint=True),
+        tool("forget", "Forget",
+             "Delete a conversation (`conversation`), every conversation of a user (`user`), or "
+             "blank one turn (`conversation` and `turn`, as remember numbered it; -1: the last).",
+             {"conversation": conv, "user": user,
+              "turn": {"type": "integer", "minimum": -(2**31), "maximum": 2**31}},
+             [], readOnlyHint=False, destructiveHint=True, idempotentHint=True),
+        tool("conversations", "List conversations", "The stored conversation ids, sorted.",
+             {"user": user}, [], readOnlyHint=True),
+    ]  # fmt: skip
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+class Tools:
+    """The tools over `store`; conversations created by ``remember`` get `budget`."""
+
+    def __init__(
+        self, store: Store, *, budget: int, max_text: int, clock: Callable[[], datetime]
+    ) -> None:
+        self.store = store
+        self.budget = budget
+        self.clock = clock  # read only when `remember` is given no `when`
+        self.schemas = {t["name"]: t for t in tool_list(max_text)}
+        self._open: OrderedDict[str, tuple[Memory, str | None]] = OrderedDict()
+
+    def call(self, name: str, arguments: Any) -> Answer:
+        """Run tool `name`; KeyError if there is no such tool."""
+        schema = self.schemas[name]["inputSchema"]
+        wrong = problems(schema, arguments)
+        if wrong:
+            return f"{name}: " + "; ".join(wrong) + ".", {}, True
+        run = {"remember": self._remember, "recall": self._recall, "forget": self._forget,
+               "conversations": self._conversations}[name]  # fmt: skip
+        try:
+            for attempt in (1, 2):
+                try:
+                    return run(arguments)
+                except StoreConflictError:
+                    # Another writer (a second server on the same store) wrote first: reopen.
+                    self._open.clear()
+                    if attempt == 2:
+                        raise
+        except (ValueError, TypeError, IndexError, KeyError, StoreConflictError) as exc:
+            return f"{name}: {exc}", {}, True
+        except (sqlite3.Error, OSError) as exc:  # e.g. locked past the timeout by another writer
+            return f"{name}: the store failed ({exc}); nothing was changed, try again", {}, True
+        raise AssertionError("unreachable")
+
+    def _memory(self, conversation: str, *, create: bool, user: str | None = None) -> Memory:
+        held = self._open.get(conversation)
+        if held is not None and (user is None or user == held[1]):
+            self._open.move_to_end(conversation)
+            return held[0]
+        settings = {"budget": self.budget} if create else {}
+        mem = self.store.open(conversation, user=user, create=create, **settings)
+        self._open[conversation] = (mem, user)
+        while len(self._open) > _KEEP_OPEN:
+            self._open.popitem(last=False)
+        return mem
+
+    def _remember(self, args: dict[str, Any]) -> Answer:
+        conversation, user = args["conversation"], args.get("user")
+        try:
+            mem, created = self._memory(conversation, create=False, user=user), False
+        except UnknownConversationError:
+            mem, created = self._memory(conversation, create=True, user=user), True
+        when: str | datetime = args["when"] if "when" in args else self.clock()
+        try:
+            index = mem.append(args.get("role", "user"), args["text"], when=when)
+        except (ValueError, TypeError):
+            if created:  # a refused first turn leaves no empty conversation behind
+                self._open.pop(conversation, None)
+                self.store.delete(conversation)
+            raise
+        text = f"remembered as turn {index} of {conversation!r} ({_count(len(mem), 'turn')})"
+        return text, {"conversation": conversation, "turn": index, "turns": len(mem)}, False
+
+    def _recall(self, args: dict[str, Any]) -> Answer:
+        conversation, query = args["conversation"], args["query"]
+        mem = self._memory(conversation, create=False)
+        if "budget" in args and int(args["budget"]) != mem.budget:
+            # A one-off budget: a fresh Memory, so the kept one keeps its own settings.
+            mem = self.store.open(conversation, create=False, budget=int(args["budget"]))
+            self._open.pop(conversation, None)
+        result = mem.compose(query)
+        earlier = result["messages"][:-1]  # the last message is the query itself
+        structured = {
+            "conversation": conversation, "turns": len(mem), "mode": result["mode"],
+            "chars": result["chars"], "included": result["included"], "messages": earlier,
+        }  # fmt: skip
+        if not earlier:
+            return f"{conversation!r} holds no turns yet.", structured, False
+        head = (
+            f"From {conversation!r} ({_count(len(mem), 'turn')}; {len(result['included'])} shown, "
+            f"{result['chars']:,} characters with the query):\n"
+        )
+        return head + messages_text(earlier), structured, False
+
+    def _forget(self, args: dict[str, Any]) -> Answer:
+        conversation, user, turn = args.get("conversation"), args.get("user"), args.get("turn")
+        if conversation is not None and user is None and turn is not None:
+            self._memory(conversation, create=False).redact(int(turn))
+            text = f"turn {int(turn)} of {conversation!r} blanked"
+        elif conversation is not None and user is None:
+            self._open.pop(conversation, None)
+            self.store.delete(conversation)
+            text = f"conversation {conversation!r} deleted"
+        elif user is not None and conversation is None and turn is None:
+            self._open.clear()
+            n = self.store.delete_user(user)
+            text = f"{_count(n, 'conversation')} of user {user!r} deleted"
+        else:
+            raise ValueError(
+                "pass `conversation` (delete it), `user` (delete theirs), or `conversation` "
+                "and `turn` (blank that turn)"
+            )
+        return text, {"forgotten": text}, False
+
+    def _conversations(self, args: dict[str, Any]) -> Answer:
+        names = self.store.conversations(user=args.get("user"))
+        text = "\n".join(names) if names else "no conversations stored"
+        return text, {"conversations": names}, False

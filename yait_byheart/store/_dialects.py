@@ -1,0 +1,157 @@
+"""What differs between SQLite and PostgreSQL: placeholders, types, transactions, bulk insert,
+locking and purging.  Everything else is written once in `yait_byheart.store._core`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from . import _sql as sql
+
+_SQLITE_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
+_POSTGRES_TABLES = "SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
+
+
+class Dialect:
+    """The SQLite dialect; :class:`PostgresDialect` overrides what PostgreSQL does otherwise."""
+
+    param = "?"
+    #: Opens a write transaction that holds the write lock from its start.
+    write_begin = "BEGIN IMMEDIATE"
+    #: Opens a read transaction: its SELECTs see one snapshot.
+    read_begin = "BEGIN"
+    #: Appended to a SELECT of conversation ids that a deletion or a vector write relies on.
+    lock_for_delete = ""
+    lock_for_share = ""
+    #: Whether a deletion or a redaction purges old bytes at once (cheap here, see `purge`).
+    purges_implicitly = True
+    #: Writes done in one statement, outside a transaction (op -> statement).
+    one_statement: dict[str, str] = {}  # noqa: RUF012 (read only)
+    types = sql.SQLITE_TYPES
+    # For the error about a database of another application.
+    holds_other = "a SQLite database of something else (tables: %s)"
+    location = "path"
+
+    def __init__(self, prefix: str = "") -> None:
+        self.prefix = prefix
+        self.sql = sql.rendered(prefix, self.param)
+        self.errors: tuple[type[Exception], ...] = (sqlite3.Error,)
+        self.conflict_errors: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
+
+    def in_transaction(self, conn: Any) -> bool:
+        return bool(conn.in_transaction)
+
+    def begin_setup(self, conn: Any, where: str) -> None:
+        """Open the transaction that checks, creates or upgrades the tables."""
+        try:
+            conn.execute(self.write_begin)
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(
+                f"{where}: not a readable SQLite database ({exc}); "
+                f"it was left untouched; pass another path"
+            ) from exc
+
+    def tables(self, conn: Any) -> set[str]:
+        return {r[0] for r in conn.execute(_SQLITE_TABLES)}
+
+    def foreign(self, where: str, tables: set[str]) -> ValueError:
+        """The error for a database (or schema) that holds another application's `tables`."""
+        listed = ", ".join(sorted(tables))
+        return ValueError(
+            f"{where}: {self.holds_other % listed}, not a byheart store; it was "
+            f"left untouched; pass another {self.location}"
+        )
+
+    def create_statements(self) -> list[str]:
+        return sql.new_tables(self.prefix, self.types)
+
+    def upgrade_statements(self, version: int) -> list[str]:
+        return sql.upgrade(version, self.prefix, self.types)
+
+    def after_setup(self, conn: Any) -> None:
+        # WAL lets readers read while a writer writes, and makes a commit one append to the log.
+        # It is stored in the file, so only a new store (or one someone switched back) sets it.
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+
+    def insert_turns(self, conn: Any, conv: int, records: list[str]) -> None:
+        conn.executemany(self.sql["insert_turn"], [(conv, i, r) for i, r in enumerate(records)])
+
+    def purge(self, conn: Any) -> bool:
+        # secure_delete already zeroed the rows in the pages; the old page images still sit in
+        # the WAL until a checkpoint copies the new ones back and TRUNCATE empties the log.
+        try:
+            busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.OperationalError:
+            # Locked past the timeout: the change itself is committed, so report, never raise
+            # (a raise inside Memory.redact would undo a redaction the file already holds).
+            return False
+        return bool(busy == 0)
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL through psycopg 3 in autocommit mode, the tables in their own schema."""
+
+    param = "%s"
+    write_begin = "BEGIN"
+    # REPEATABLE READ: the SELECTs see one snapshot, as in SQLite's read transaction.
+    read_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    # Row locks: a concurrent write to those conversations waits, then finds them gone.
+    lock_for_delete = " FOR UPDATE"
+    lock_for_share = " FOR KEY SHARE"
+    # VACUUM FULL locks the tables exclusively while it rewrites them: never implicit on a
+    # database that other servers share.  Call purge() in a maintenance window instead.
+    purges_implicitly = False
+    types = sql.POSTGRES_TYPES
+    holds_other = "the schema holds other tables (%s)"
+    location = "schema="
+
+    def __init__(self, psycopg: Any, schema: str) -> None:
+        super().__init__(schema + ".")
+        self.schema = schema
+        self.errors = (psycopg.Error,)
+        self.conflict_errors = (psycopg.errors.UniqueViolation,)
+        s = self.prefix
+        # One statement in autocommit: one round trip, atomic, committed on return.
+        bump = (
+            f"WITH bump AS (UPDATE {s}conversations SET seq = seq + 1 "
+            f"WHERE id = %s AND seq = %s RETURNING id) "
+        )
+        self.one_statement = {
+            "append": bump
+            + f"INSERT INTO {s}turns (conv, idx, record) SELECT id, %s, %s FROM bump",
+            "state": bump + f"INSERT INTO {s}state (conv, state) SELECT id, %s FROM bump "
+            f"ON CONFLICT (conv) DO UPDATE SET state = excluded.state",
+        }
+
+    def in_transaction(self, conn: Any) -> bool:
+        return bool(conn.info.transaction_status != 0)  # 0: idle
+
+    def begin_setup(self, conn: Any, where: str) -> None:
+        conn.execute(self.write_begin)
+        # Serialises concurrent first opens, which would otherwise race on CREATE TABLE.
+        key = sql.FORMAT + ":" + self.schema
+        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (key,))
+
+    def tables(self, conn: Any) -> set[str]:
+        return {r[0] for r in conn.execute(_POSTGRES_TABLES, (self.schema,))}
+
+    def create_statements(self) -> list[str]:
+        return [f"CREATE SCHEMA IF NOT EXISTS {self.schema}", *super().create_statements()]
+
+    def after_setup(self, conn: Any) -> None:
+        return
+
+    def insert_turns(self, conn: Any, conv: int, records: list[str]) -> None:
+        if not records:
+            return
+        statement = f"COPY {self.prefix}turns (conv, idx, record) FROM STDIN"
+        with conn.cursor() as cur, cur.copy(statement) as copy:
+            for i, record in enumerate(records):
+                copy.write_row((conv, i, record))
+
+    def purge(self, conn: Any) -> bool:
+        tables = ", ".join(self.prefix + t for t in (*sql.CHILD_TABLES, "conversations"))
+        conn.execute(f"VACUUM FULL {tables}")
+        return True
