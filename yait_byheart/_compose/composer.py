@@ -7,6 +7,7 @@ leaves the Memory as it was.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -168,11 +169,24 @@ class Composer:
             kept, fresh, weights, stability=self.stability, shared_score=t.shared_score,
             strong_join=t.strong_join,
         )  # fmt: skip
+        for uid in self._uncovered(request, ctx, fresh, joining):
+            joining.append(uid)
         new_size = sum(conv.sizes[ctx.upto :])
         grown = ctx.size + new_size + sum(conv.stretch_sizes[u] for u in joining)
         if grown > self._keep_limit() - (self.budget - room):
             return self._rebuild(plan, fresh)
         return self._extended(plan, ctx, sorted(joining))
+
+    def _uncovered(
+        self, request: Request, ctx: SentContext, fresh: list[int], joining: list[int]
+    ) -> list[int]:
+        """Fresh stretches holding a distinctive query word that neither the kept context
+        nor the joining stretches hold (rule 3 keeps relevance, this keeps every part)."""
+        conv = self.conv
+        recent = range(bisect_left(conv.starts, ctx.start), len(conv.starts))
+        held = ctx.stretches.union(joining, recent)
+        among = [uid for uid in fresh if uid not in held]
+        return self.ranker.uncovered(request.select_by, held, among)
 
     def _select(self, request: Request, room: int) -> tuple[list[int], list[float]]:
         conv, ranker = self.conv, self.ranker
