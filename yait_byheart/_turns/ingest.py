@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Any
 
 from .._dates.resolve import format_day, parse_when, resolve_time
 from .render import KINDS, Part, Turn
@@ -31,15 +32,17 @@ def when_label(call: str, when: object) -> str:
 
 def make_turn(
     call: str, role: str, text: object, *, kind: str, source: object, when: object,
-    resolve: bool, order: str | None = None, tools: tuple[Part, ...] = (),
+    resolve: bool, order: str | None = None, tools: tuple[Part, ...] = (), item: Any = None,
 ) -> Turn:  # fmt: skip
     """A checked turn; relative dates in `text` annotated when `resolve` and `when` is given
-    (`order`: how to read a numeric `when` whose day and month could swap, see `parse_when`)."""
+    (`order`: how to read a numeric `when` whose day and month could swap, see `parse_when`).
+    A turn with an `item` and nothing to send (no text, no tool part) is kept silent."""
     if role not in ("user", "assistant"):
         raise ValueError(f'{call}: role={role!r}; use "user" or "assistant"')
     if not isinstance(text, str):
         raise TypeError(f"{call}: text must be a str, got {type(text).__name__}")
-    if not text.strip() and not tools:
+    silent = not text.strip() and not tools
+    if silent and item is None:
         # Providers refuse blank messages (Anthropic and Gemini answer HTTP 400).
         raise ValueError(f"{call}: text is blank; append only turns that say something")
     if kind not in KINDS:
@@ -47,6 +50,8 @@ def make_turn(
     if not isinstance(source, str):
         raise TypeError(f"{call}: source must be a str, got {type(source).__name__}")
     label = when_label(call, when)
+    if silent:  # only the item is kept: shown as nothing, like a redacted turn
+        return Turn(role, "", "", kind, source, label, redacted=True, item=item)
     shown = text
     if resolve and label and text:
         anchor = parse_when(when, order)  # type: ignore[arg-type]
@@ -58,4 +63,4 @@ def make_turn(
                 "'mdy'); or build the Memory with resolve_time=False to keep free-form labels"
             )
         shown = resolve_time(text, anchor)
-    return Turn(role, text, shown, kind, source, label, tools=tools)
+    return Turn(role, text, shown, kind, source, label, tools=tools, item=item)

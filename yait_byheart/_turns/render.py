@@ -37,7 +37,12 @@ class Turn:
     """One stored turn. `text` is as given; `shown` adds date annotations beside the words.
 
     `tools` holds the turn's tool parts (`tool_call` in assistant turns, `tool_result` in user
-    turns) exactly as appended.
+    turns) exactly as appended. `item` is the framework's own record of the message (any JSON
+    value, kept and returned as given, never read by selection or rendering): what lets an
+    integration hand back exactly what it was given.
+
+    `redacted` means the turn shows nothing: blanked by `Memory.redact` (its item gone too), or
+    a message that carried only an `item` (a reasoning item, an image): kept, never sent.
     """
 
     role: str
@@ -49,6 +54,7 @@ class Turn:
     opens: bool = False  # this turn opened a new stretch
     redacted: bool = False
     tools: tuple[Part, ...] = ()
+    item: Any = None
 
 
 @dataclass(slots=True, frozen=True)
