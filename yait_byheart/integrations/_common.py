@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from ..memory import Memory
 
 __all__ = [
+    "check_source",
     "clear_memory",
     "file_items",
     "file_messages",
@@ -23,10 +24,10 @@ __all__ = [
 T = TypeVar("T")
 
 
-def open_memory(
+def check_source(
     memory_or_store: object, session_id: object, settings: Mapping[str, Any], call: str
-) -> tuple[Memory, Any]:
-    """The Memory to use and the store it came from (None when a Memory was given)."""
+) -> None:
+    """Refuse what ``open_memory`` could not open, before anything is opened."""
     if not isinstance(session_id, str) or not session_id:
         raise ValueError(f"{call}: session_id must be a non-empty str, got {session_id!r}")
     if isinstance(memory_or_store, Memory):
@@ -35,13 +36,22 @@ def open_memory(
                 f"{call}: Memory settings ({', '.join(settings)}) apply only when a store is "
                 "given; set them on the Memory you pass"
             )
+        return
+    if not callable(getattr(memory_or_store, "open", None)):
+        raise TypeError(
+            f"{call}: memory_or_store must be a yait_byheart.Memory or a store "
+            f"(SQLiteStore, PostgresStore), got {type(memory_or_store).__name__}"
+        )
+
+
+def open_memory(
+    memory_or_store: object, session_id: object, settings: Mapping[str, Any], call: str
+) -> tuple[Memory, Any]:
+    """The Memory to use and the store it came from (None when a Memory was given)."""
+    check_source(memory_or_store, session_id, settings, call)
+    if isinstance(memory_or_store, Memory):
         return memory_or_store, None
-    if callable(getattr(memory_or_store, "open", None)):
-        return memory_or_store.open(session_id, **settings), memory_or_store  # type: ignore[attr-defined]
-    raise TypeError(
-        f"{call}: memory_or_store must be a yait_byheart.Memory or a store "
-        f"(SQLiteStore, PostgresStore), got {type(memory_or_store).__name__}"
-    )
+    return memory_or_store.open(session_id, **settings), memory_or_store  # type: ignore[attr-defined]
 
 
 def clear_memory(
@@ -105,10 +115,12 @@ def stored_items(
     return items, turns
 
 
+PartsOf = Callable[[T], "tuple[str, list[dict[str, Any]]] | None"]
+
+
 def file_items(
-    memory: Memory, items: list[T], parts_of: Callable[[T], tuple[str, list[dict[str, Any]]] | None],
-    dumped: list[Any], tag: str, call: str,
-) -> list[int]:  # fmt: skip
+    memory: Memory, items: list[T], parts_of: PartsOf[T], dumped: list[Any], tag: str, call: str
+) -> list[int]:
     """File a framework's ``items`` in ``memory``, each turn keeping the items it came from
     (``{tag: [dumped item, ...]}``, ``dumped[k]`` being item k as JSON data); the turn
     holding each item.
@@ -153,7 +165,8 @@ def _file_one(memory: Memory, message: dict[str, Any], call: str) -> int:
         warnings.warn(
             f"{call}: kept but not filed for selection: {err}", stacklevel=4
         )
-        return memory.append_message({"role": message["role"], "parts": [], "item": message["item"]})
+        silent = {"role": message["role"], "parts": [], "item": message["item"]}
+        return memory.append_message(silent)
 
 
 def group_messages(
