@@ -58,9 +58,14 @@ def _text(content: object) -> str:
     return ""
 
 
+# A streamed message's chunk reads as the message it is part of.
+_CHUNKS = {"HumanMessageChunk": "human", "AIMessageChunk": "ai", "ToolMessageChunk": "tool"}
+
+
 def _parts(message: Any) -> tuple[str, list[dict[str, Any]]] | None:
     """A LangChain message's neutral role and parts; None for messages byheart does not file."""
     kind = getattr(message, "type", "")
+    kind = _CHUNKS.get(kind, kind)
     text = _text(getattr(message, "content", ""))
     if kind == "human":
         return ("user", [{"type": "text", "text": text}]) if text.strip() else None
