@@ -294,3 +294,117 @@ def test_random_sdk_histories_are_kept_and_composed_without_orphans(
         asyncio.run(session.add_items(copy.deepcopy(batch)))
         added += batch
     assert asyncio.run(session.get_items()) == added
+
+
+def every_item_type() -> list[dict[str, Any]]:
+    """One input item of each kind the SDK's ``TResponseInputItem`` covers, with the ids,
+    statuses and content parts the SDK and the Responses API fill in."""
+    image = {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "auto"}
+    return [
+        {"role": "developer", "content": "Answer in French."},
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": [{"type": "input_text", "text": "What is on it?"}, image]},
+        {"role": "user", "content": [image]},  # an image alone: nothing byheart can read
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "look"}],
+         "encrypted_content": "gAAA=="},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed",
+         "action": {"type": "search", "query": "cat breeds"}},
+        {"type": "file_search_call", "id": "fs_1", "status": "completed", "queries": ["cat"],
+         "results": None},
+        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "A cat.", "annotations": [],
+                      "logprobs": []}]},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "measure",
+         "arguments": '{"what": "cat"}', "status": "completed"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "30 cm",
+         "id": "fco_1", "status": "completed"},
+        {"type": "computer_call", "id": "cu_1", "call_id": "cc_1", "status": "completed",
+         "action": {"type": "click", "x": 1, "y": 2, "button": "left"},
+         "pending_safety_checks": []},
+        {"type": "computer_call_output", "call_id": "cc_1",
+         "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,BB"}},
+        {"type": "image_generation_call", "id": "ig_1", "status": "completed", "result": "AAAA"},
+        {"type": "code_interpreter_call", "id": "ci_1", "status": "completed", "code": "1+1",
+         "container_id": "cnt_1", "outputs": [{"type": "logs", "logs": "2"}]},
+        {"type": "local_shell_call", "id": "ls_1", "call_id": "lsc_1", "status": "completed",
+         "action": {"type": "exec", "command": ["ls"], "env": {}}},
+        {"type": "local_shell_call_output", "id": "lsc_1", "output": "a.txt"},
+        {"type": "mcp_list_tools", "id": "ml_1", "server_label": "s", "tools": []},
+        {"type": "mcp_approval_request", "id": "ma_1", "server_label": "s", "name": "t",
+         "arguments": "{}"},
+        {"type": "mcp_approval_response", "approval_request_id": "ma_1", "approve": True},
+        {"type": "mcp_call", "id": "mc_1", "server_label": "s", "name": "t", "arguments": "{}",
+         "output": "done"},
+        {"type": "custom_tool_call", "id": "ct_1", "call_id": "ctc_1", "name": "grammar",
+         "input": "x = 1"},
+        {"type": "custom_tool_call_output", "call_id": "ctc_1", "output": "ok"},
+        {"type": "item_reference", "id": "msg_0"},
+        {"type": "message", "role": "assistant", "id": "msg_2", "status": "incomplete",
+         "content": [{"type": "refusal", "refusal": "I cannot say."}]},
+    ]  # fmt: skip
+
+
+def test_every_item_type_survives_a_store_exactly(tmp_path: Path) -> None:
+    items = every_item_type()
+    with SQLiteStore(tmp_path / "all.db") as store:
+        session = ByheartSession(store, "c")
+        for batch in (items[:3], items[3:4], items[4:10], items[10:]):
+            asyncio.run(session.add_items(copy.deepcopy(batch)))
+        assert asyncio.run(session.get_items()) == items
+    with SQLiteStore(tmp_path / "all.db") as store:
+        again = ByheartSession(store, "c")
+        assert asyncio.run(again.get_items()) == items  # 24 in, 24 back, every field
+        # The words it can read are filed; images, reasoning, hosted tools are never sent.
+        sent = json.dumps(again.memory.compose("what is on it?")["messages"])
+        assert "What is on it?" in sent and "30 cm" in sent
+        assert "base64" not in sent and "gAAA" not in sent and "cat breeds" not in sent
+
+
+def test_pop_item_removes_exactly_one_item_also_after_reopening(tmp_path: Path) -> None:
+    text = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+            "content": [{"type": "output_text", "text": "Checking the forecast.",
+                         "annotations": []}]}  # fmt: skip
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    first = {"role": "user", "content": "Weather in Oslo?"}
+    with SQLiteStore(tmp_path / "p.db") as store:
+        session = ByheartSession(store, "c")
+        asyncio.run(session.add_items([first, text, call]))
+        assert len(session.memory) == 2  # the text and its call share one assistant turn
+        assert asyncio.run(session.pop_item()) == call
+        assert asyncio.run(session.get_items()) == [first, text]
+    with SQLiteStore(tmp_path / "p.db") as store:
+        again = ByheartSession(store, "c")
+        assert asyncio.run(again.get_items()) == [first, text]
+        sent = json.dumps(again.memory.compose("forecast?")["messages"])
+        assert "Checking the forecast." in sent and "c1" not in sent
+        asyncio.run(again.add_items([call]))  # the popped call can be added again
+        assert asyncio.run(again.get_items()) == [first, text, call]
+
+
+def test_session_settings_and_limits_behave_as_the_sdk_sessions() -> None:
+    from agents.memory import SessionSettings
+
+    session = ByheartSession(Memory(), "s")
+    assert session.session_settings == SessionSettings()
+    items = [{"role": "user", "content": f"m{k}"} for k in range(5)]
+    asyncio.run(session.add_items(items))
+    assert asyncio.run(session.get_items(limit=-1)) == items  # SQLite: negative is no limit
+    assert asyncio.run(session.get_items(limit=0)) == []
+    assert asyncio.run(session.get_items(limit=2)) == items[-2:]
+    limited = ByheartSession(Memory(), "s", session_settings={"limit": 3})
+    assert isinstance(limited.session_settings, SessionSettings)
+    asyncio.run(limited.add_items(items))
+    assert asyncio.run(limited.get_items()) == items[-3:]
+    assert asyncio.run(limited.get_items(limit=1)) == items[-1:]
+    with pytest.raises(TypeError, match="Unknown session settings: limitt"):
+        ByheartSession(Memory(), "s", session_settings={"limitt": 1})
+
+
+def test_runner_honours_a_dict_session_settings_limit() -> None:
+    session = ByheartSession(Memory(), "s", session_settings={"limit": 2})
+    asyncio.run(session.add_items([{"role": "user", "content": f"old {k}"} for k in range(6)]))
+    model = ScriptedModel([[assistant_message("ok")]])
+    asyncio.run(Runner.run(Agent(name="a", model=model), "new", session=session))
+    sent = model.calls[0].input
+    assert isinstance(sent, list)
+    assert [i.get("content") for i in sent] == ["old 4", "old 5", "new"]
