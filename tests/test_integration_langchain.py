@@ -223,7 +223,7 @@ def every_message_type() -> list[BaseMessage]:
             artifact={"boxes": [[1, 2, 3, 4]]},
             status="error",
             id="t1",
-        ),  # fmt: skip
+        ),
         lm.ChatMessage("Fine by me.", role="critic", id="ch1"),
         lm.FunctionMessage("42", name="calc", id="f1"),
         lm.AIMessageChunk("partial", id="ac1"),

@@ -203,7 +203,8 @@ def test_an_output_whose_call_memory_never_saw_is_kept_with_a_warning() -> None:
         asyncio.run(session.add_items([orphan]))
     assert asyncio.run(session.get_items()) == [{"role": "user", "content": "hi"}, orphan]
     # Kept in a turn of its own that holds only the item: stored, never sent.
-    assert mem.to_dict()["turns"][1] == {"role": "user", "text": "", "item": {"openai_agents": [orphan]}}
+    silent = {"role": "user", "text": "", "item": {"openai_agents": [orphan]}}
+    assert mem.to_dict()["turns"][1] == silent
     assert "gone" not in json.dumps(mem.compose("hi?")["messages"])
     assert asyncio.run(session.pop_item()) == orphan
     assert asyncio.run(session.get_items()) == [{"role": "user", "content": "hi"}]

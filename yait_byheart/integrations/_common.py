@@ -119,11 +119,12 @@ PartsOf = Callable[[T], "tuple[str, list[dict[str, Any]]] | None"]
 
 
 def file_items(
-    memory: Memory, items: list[T], parts_of: PartsOf[T], dumped: list[Any], tag: str, call: str
-) -> list[int]:
+    memory: Memory, items: list[T], parts_of: PartsOf[T], dumped: list[Any], tag: str, call: str,
+    extra: Mapping[str, Any] | None = None,
+) -> list[int]:  # fmt: skip
     """File a framework's ``items`` in ``memory``, each turn keeping the items it came from
-    (``{tag: [dumped item, ...]}``, ``dumped[k]`` being item k as JSON data); the turn
-    holding each item.
+    (``{tag: [dumped item, ...], **extra}``, ``dumped[k]`` being item k as JSON data); the
+    turn holding each item.
 
     Items byheart reads nothing from (reasoning, a system prompt, an image) ride in the turn
     of the next item that has parts in this batch (else the one before); a batch with none,
@@ -136,7 +137,8 @@ def file_items(
         messages = [{"role": "user", "parts": []}]
         homes = [0] * len(items)
     for k, message in enumerate(messages):
-        message["item"] = {tag: [dumped[j] for j, home in enumerate(homes) if home == k]}
+        kept = [dumped[j] for j, home in enumerate(homes) if home == k]
+        message["item"] = {tag: kept, **(extra or {})}
     turns = [_file_one(memory, message, call) for message in messages]
     return [turns[home] for home in homes]
 
@@ -162,9 +164,7 @@ def _file_one(memory: Memory, message: dict[str, Any], call: str) -> int:
     except ValueError as err:
         if not message["parts"]:
             raise
-        warnings.warn(
-            f"{call}: kept but not filed for selection: {err}", stacklevel=4
-        )
+        warnings.warn(f"{call}: kept but not filed for selection: {err}", stacklevel=4)
         silent = {"role": message["role"], "parts": [], "item": message["item"]}
         return memory.append_message(silent)
 
