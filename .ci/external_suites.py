@@ -2,7 +2,8 @@
 
 - openai-agents: ``tests/memory/test_session.py`` and ``test_session_limit.py`` with every
   ``SQLiteSession(...)`` call turned into a ``ByheartSession`` on a SQLite store
-  (``.ci/external/agents_session.py``);
+  (``.ci/external/agents_session.py``); then, the same way, the session tests of its runner
+  and compaction suites;
 - langchain-core: ``tests/unit_tests/runnables/test_history.py`` with every
   ``InMemoryChatMessageHistory(...)`` call turned into a store-backed
   ``ByheartChatMessageHistory`` (``.ci/external/langchain_history.py``), under LangChain's own
@@ -51,6 +52,45 @@ SUITES = {
         "markers =\n    allow_call_model_methods: x\n    requires_native_macos_sandbox: x\n",
         "run": ["tests/memory/test_session.py", "tests/memory/test_session_limit.py"],
     },
+    # The SDK's runner and compaction tests that run with a session, on the whole test tree
+    # (they use its helpers); only their session tests run (-k).
+    "openai-agents runner": {
+        "package": "openai-agents",
+        "files": ["tests/"],
+        "rewrite": [
+            "tests/test_agent_runner.py",
+            "tests/test_agent_runner_streamed.py",
+            "tests/test_tool_batch_failure_history.py",
+            "tests/test_native_tool_failure_history.py",
+            "tests/test_run_impl_resume_paths.py",
+            "tests/test_max_turns.py",
+            "tests/test_soft_cancel.py",
+            "tests/test_tool_failure_boundaries.py",
+            "tests/test_programmatic_tool_calling.py",
+            "tests/memory/test_openai_responses_compaction_session.py",
+            "tests/memory/test_compaction_model_visibility.py",
+        ],
+        "call": "SQLiteSession(",
+        "factory": "byheart_session(",
+        "harness": "agents_session.py",
+        "ini": "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = session\n"
+        "markers =\n    allow_call_model_methods: x\n    requires_native_macos_sandbox: x\n"
+        "    review_optional: x\n    serial: x\n",
+        "run": [
+            "-k", "session or Session",
+            "tests/test_agent_runner.py",
+            "tests/test_agent_runner_streamed.py",
+            "tests/test_tool_batch_failure_history.py",
+            "tests/test_native_tool_failure_history.py",
+            "tests/test_run_impl_resume_paths.py",
+            "tests/test_max_turns.py",
+            "tests/test_soft_cancel.py",
+            "tests/test_tool_failure_boundaries.py",
+            "tests/test_programmatic_tool_calling.py",
+            "tests/memory/test_openai_responses_compaction_session.py",
+            "tests/memory/test_compaction_model_visibility.py",
+        ],
+    },
     "langchain-core": {
         "files": [
             "tests/__init__.py",
@@ -79,9 +119,11 @@ def sh(*args: str, **kw: object) -> None:
 def download(package: str, into: Path) -> Path:
     """The sdist of the installed version (only it from source: its build tools as wheels)."""
     version = metadata.version(package)
+    name = package.replace("-", "_")
+    if list(into.glob(f"{name}-{version}.tar.gz")):
+        return next(into.glob(f"{name}-{version}.tar.gz"))
     sh(sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", package,
        f"{package}=={version}", "-d", str(into))  # fmt: skip
-    name = package.replace("-", "_")
     found = sorted(into.glob(f"{name}-{version}.tar.gz"))
     if not found:
         raise SystemExit(f"external_suites: no sdist of {package} {version} in {into}")
@@ -89,9 +131,13 @@ def download(package: str, into: Path) -> Path:
 
 
 def extract(sdist: Path, files: list[str], into: Path) -> None:
+    """The listed files (a name ending in "/": every file under it) into `into`."""
     with tarfile.open(sdist) as tar:
         top = tar.getnames()[0].split("/", 1)[0]
-        for name in files:
+        names = [m.name[len(top) + 1 :] for m in tar.getmembers() if m.isfile()]
+        wanted = [n for f in files for n in (names if f.endswith("/") else [f])
+                  if n == f or (f.endswith("/") and n.startswith(f))]  # fmt: skip
+        for name in wanted:
             member = tar.extractfile(f"{top}/{name}")
             if member is None:
                 raise SystemExit(f"external_suites: {name} missing from {sdist.name}")
@@ -109,7 +155,10 @@ def rewrite(path: Path, call: str, factory: str) -> None:
         raise SystemExit(f"external_suites: {path.name} no longer calls {call}; update the script")
     text = text.replace(call, factory)
     lines = text.splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+    at = next(
+        i for i, line in enumerate(lines)
+        if line.startswith(("import ", "from ")) and "__future__" not in line
+    )  # fmt: skip
     lines.insert(at, f"from tests._byheart import {factory[:-1]}  # byheart: the swap\n")
     text = "".join(lines)
     assert len(re.findall(r"\bassert\b|pytest\.raises", text)) == asserts
@@ -129,12 +178,13 @@ def prepare(work: Path) -> Path:
     return plugins
 
 
-def run_suite(package: str, spec: dict[str, object], work: Path, plugins: Path) -> int:
-    root = work / package
+def run_suite(name: str, spec: dict[str, object], work: Path, plugins: Path) -> int:
+    package = str(spec.get("package", name))
+    root = work / name.replace(" ", "-")
     sdist = download(package, work / "sdists")
     extract(sdist, spec["files"], root)  # type: ignore[arg-type]
-    for name in spec["rewrite"]:  # type: ignore[attr-defined]
-        rewrite(root / name, spec["call"], spec["factory"])  # type: ignore[arg-type]
+    for path in spec["rewrite"]:  # type: ignore[attr-defined]
+        rewrite(root / path, spec["call"], spec["factory"])  # type: ignore[arg-type]
     shutil.copy(EXTERNAL / str(spec["harness"]), root / "tests" / "_byheart.py")
     (root / "pytest.ini").write_text(str(spec["ini"]), encoding="utf-8")
     env = {
@@ -142,7 +192,7 @@ def run_suite(package: str, spec: dict[str, object], work: Path, plugins: Path) 
         "PYTHONPATH": os.pathsep.join([str(work / "src"), str(plugins)]),
         "BYHEART_SKIPS": str(EXTERNAL / "skips.txt"),
     }
-    print(f"external_suites: {package} {metadata.version(package)}", flush=True)
+    print(f"external_suites: {name} ({package} {metadata.version(package)})", flush=True)
     args = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
             "-p", "byheart_skips", *spec["run"]]  # type: ignore[misc]  # fmt: skip
     return subprocess.run(args, cwd=root, env=env, timeout=600).returncode
