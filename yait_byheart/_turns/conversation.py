@@ -95,12 +95,14 @@ class _Open:
     empty: bool
     calls: dict[str, int]
     answered: set[str]
+    in_long: bool  # the last entry is a piece of a long turn
 
     def advance(self, piece: Piece, size: int, opens: bool) -> None:
         if opens:
             self.size, self.calls = 0, {}
         self.size += size
         self.empty = False
+        self.in_long = piece.parts > 1 and not piece.turn.tools
         if piece.part == 0:
             for tool in piece.turn.tools:
                 if tool["type"] == "tool_call":
@@ -148,7 +150,10 @@ class Conversation:
         if cuts is None:
             cuts = [] if turn.silent else self._cuts(turn, text)
         bounds = [0, *cuts, len(text)]
-        state = _Open(self.open_size, self.open_start == len(self.entries), self.open_calls, set())
+        last = self.entries[-1] if self.entries else None
+        in_long = last is not None and last.parts > 1 and not self.turns[last.turn].tools
+        empty = self.open_start == len(self.entries)
+        state = _Open(self.open_size, empty, self.open_calls, set(), in_long)
         previous = self.turns[self.entries[-1].turn] if self.entries else None
         out = Layout([], list(cuts), [])
         parts = len(bounds) - 1
@@ -228,8 +233,8 @@ class Conversation:
             return False
         if piece.part > 0:
             return state.size >= shape.stretch_size
-        if piece.parts > 1 and not piece.turn.tools:
-            return True  # a long turn opens its own stretches: what came before goes alone
+        if (piece.parts > 1 and not piece.turn.tools) or state.in_long:
+            return True  # a long turn's stretches are its own: neither side joins them
         if not piece.turn.shown:
             return False  # tool results only: an agent's rounds stay with the request they serve
         if piece.turn.role != "user" and not shape.tuning.close_at_any_turn:
