@@ -41,8 +41,8 @@ def test_an_unknown_benchmark_exits_2_with_the_list(capsys: pytest.CaptureFixtur
 
 def test_every_command_is_a_module_with_main_argv() -> None:
     expected = {
-        "locomo", "xquad", "ablate", "bench-live", "bench-store", "query-cost", "fuzz-time",
-        "fuzz-tokens", "time-langs", "semantic", "minilm", "ab-revision",
+        "locomo", "xquad", "longmemeval", "ablate", "bench-live", "bench-store", "query-cost",
+        "fuzz-time", "fuzz-tokens", "time-langs", "semantic", "minilm", "ab-revision",
     }  # fmt: skip
     assert set(COMMANDS) == expected
     for name, command in COMMANDS.items():

@@ -58,7 +58,7 @@ class Request:
             )  # fmt: skip
             current = len(conv.entries) - 1 if echoed else len(conv.entries)
             return cls(query, "" if echoed else query, external_query or query, current)
-        if all(t.redacted for t in reversed(turns)):  # no turns, or every one redacted
+        if all(t.silent for t in reversed(turns)):  # no turns, or none left to send
             raise ValueError(
                 "Memory.compose: nothing to send: no query and no turn left to send (none "
                 "appended, or all redacted); pass the user's message"
@@ -259,7 +259,7 @@ class Composer:
             probe = SentContext(start=i, upto=i, items=[marker])
             probe.add_entry(conv, i, end, replay=set())
             if len(probe.items) == 1:
-                continue  # redacted
+                continue  # silent: redacted or empty
             item = probe.items[-1]
             if item.size > room:
                 break
@@ -348,7 +348,7 @@ class Composer:
 
 def _asks(turn: Turn) -> bool:
     """Whether `turn` is a user's request (words, not only tool results)."""
-    return turn.role == "user" and bool(turn.shown)
+    return turn.role == "user" and bool(turn.shown.strip())
 
 
 class _Kept:

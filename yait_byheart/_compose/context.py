@@ -38,7 +38,7 @@ class SentContext:
     block: int = 0  # items chosen at the rebuild; the rest were appended after
     items: list[Item] = field(default_factory=list)
     stretches: set[int] = field(default_factory=set)
-    entries: set[int] = field(default_factory=set)  # unredacted entries it holds
+    entries: set[int] = field(default_factory=set)  # entries it holds that show something
     native_calls: set[str] = field(default_factory=set)
     sent_items: int = 0  # items the previous call sent (its cache breakpoint)
 
@@ -71,7 +71,7 @@ class SentContext:
         self.items.append(Item(STRETCH, uid, "user", text, size, joined=joined))
         self.stretches.add(uid)
         turns, entries = conv.turns, conv.entries
-        self.entries.update(i for i in range(start, end) if not turns[entries[i].turn].redacted)
+        self.entries.update(i for i in range(start, end) if not turns[entries[i].turn].silent)
 
     def add_entry(
         self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None
@@ -80,7 +80,7 @@ class SentContext:
         names the calls that travelled natively when a saved context is rebuilt."""
         piece = conv.piece(i)
         turn = piece.turn
-        if turn.redacted:
+        if turn.silent:
             return
         previous = conv.turns[conv.entries[i - 1].turn] if i > 0 else None
         with_when = i == self.start or previous is None or turn.when != previous.when

@@ -55,6 +55,7 @@ from __future__ import annotations
 import functools
 import re
 from datetime import date, datetime
+from email.utils import parsedate_to_datetime
 
 from . import calc as C
 from . import intl
@@ -151,7 +152,16 @@ def _parse_when_str(when: str, order: str | None = None) -> date | None:
     m = R.WHEN_TEXT.fullmatch(s)
     if m is not None and R.MONTHS.get(m["m1"] or m["m2"]) is not None:
         return _parse_english(m)
-    return _parse_other(s, order)
+    return _parse_other(s, order) or _parse_rfc2822(when)
+
+
+def _parse_rfc2822(when: str) -> date | None:
+    """An e-mail date ("Tue, 30 May 2023 17:27:00 +0000", RFC 2822 section 3.3), as written:
+    the date in its own zone, like an ISO date-time's."""
+    try:
+        return parsedate_to_datetime(when).date()
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _parse_english(m: re.Match[str]) -> date | None:

@@ -125,7 +125,7 @@ class Conversation:
         a stored turn's choices."""
         text = searchable(turn)
         if cuts is None:
-            cuts = [] if turn.redacted else self._cuts(turn, text)
+            cuts = [] if turn.silent else self._cuts(turn, text)
         bounds = [0, *cuts, len(text)]
         state = _Open(self.open_size, self.open_start == len(self.entries), self.open_calls, set())
         previous = self.turns[self.entries[-1].turn] if self.entries else None
@@ -138,7 +138,7 @@ class Conversation:
             with_when = part == 0 and (previous is None or turn.when != previous.when)
             named = part == 0 and not self.entries and turn.role == "assistant"
             rendered = (
-                "" if turn.redacted else render_ordinary(piece, with_when=with_when, named=named)
+                "" if turn.silent else render_ordinary(piece, with_when=with_when, named=named)
             )
             size = self.shape.measure(rendered)
             given = opens[part] if opens is not None and part < len(opens) else None
@@ -231,7 +231,7 @@ class Conversation:
         self.open_calls = {}
 
     def _rendered_size(self, start: int, end: int) -> int:
-        pieces = [p for p in self.pieces(start, end) if not p.turn.redacted]
+        pieces = [p for p in self.pieces(start, end) if not p.turn.silent]
         return self.shape.measure(render_unit(pieces)) if pieces else 0
 
     # -- reading ---------------------------------------------------------------------------
@@ -259,19 +259,19 @@ class Conversation:
 
     def stretch_bodies(self, k: int) -> list[str]:
         """What stretch `k` is indexed by: its shown entries' text, one string each."""
-        return [p.body for p in self.pieces(*self.stretch_range(k)) if not p.turn.redacted]
+        return [p.body for p in self.pieces(*self.stretch_range(k)) if not p.turn.silent]
 
     def stretch_text(self, k: int) -> str:
         """Stretch `k`'s shown text as one string (what a custom retriever is given)."""
         return "\n".join(self.stretch_bodies(k))
 
     def last_shown(self, k: int) -> Piece | None:
-        """The last entry of stretch `k` that is not redacted (None if none, or no such k)."""
+        """The last entry of stretch `k` that is not silent (None if none, or no such k)."""
         if k < 0:
             return None
         start, end = self.stretch_range(k)
         for i in range(end - 1, start - 1, -1):
-            if not self.turns[self.entries[i].turn].redacted:
+            if not self.turns[self.entries[i].turn].silent:
                 return self.piece(i)
         return None
 
@@ -283,7 +283,7 @@ class Conversation:
             return saving
         last = self.last_shown(k - 1)
         start, end = self.stretch_range(k)
-        first = next((p for p in self.pieces(start, end) if not p.turn.redacted), None)
+        first = next((p for p in self.pieces(start, end) if not p.turn.silent), None)
         saving = 0
         if last is not None and first is not None:
             saving = self.shape.measure(MEMORY_MARKER)
@@ -297,7 +297,7 @@ class Conversation:
         start, end = self.stretch_range(k)
         turns = {self.entries[i].turn for i in range(start, end)}
         return any(len(self.turns[t].shown) != len(self.turns[t].text) for t in turns
-                   if not self.turns[t].redacted)  # fmt: skip
+                   if not self.turns[t].silent)  # fmt: skip
 
     def pending(self) -> int:
         """The first entry of the open stretch holding a call not answered yet (or the end)."""

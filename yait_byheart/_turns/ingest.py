@@ -39,16 +39,13 @@ def make_turn(
         raise ValueError(f'{call}: role={role!r}; use "user" or "assistant"')
     if not isinstance(text, str):
         raise TypeError(f"{call}: text must be a str, got {type(text).__name__}")
-    if not text.strip() and not tools:
-        # Providers refuse blank messages (Anthropic and Gemini answer HTTP 400).
-        raise ValueError(f"{call}: text is blank; append only turns that say something")
     if kind not in KINDS:
         raise ValueError(f"{call}: kind={kind!r}; use SAID, SUPPLIED or DERIVED")
     if not isinstance(source, str):
         raise TypeError(f"{call}: source must be a str, got {type(source).__name__}")
     label = when_label(call, when)
     shown = text
-    if resolve and label and text:
+    if resolve and label and text.strip():
         anchor = parse_when(when, order)  # type: ignore[arg-type]
         if anchor is None:
             raise ValueError(

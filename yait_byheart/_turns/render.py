@@ -50,6 +50,12 @@ class Turn:
     redacted: bool = False
     tools: tuple[Part, ...] = ()
 
+    @property
+    def silent(self) -> bool:
+        """Nothing to index or send: redacted, or empty (a real export has empty turns, and
+        providers refuse a blank message)."""
+        return self.redacted or (not self.tools and not self.shown.strip())
+
 
 @dataclass(slots=True, frozen=True)
 class Piece:
@@ -119,7 +125,7 @@ def render_unit(pieces: Sequence[Piece], *, after: Piece | None = None) -> str:
     previous_when: str | None = after.turn.when if after is not None else None
     for piece in pieces:
         turn = piece.turn
-        if turn.redacted:
+        if turn.silent:
             continue
         if turn.when != previous_when and turn.when:
             lines.append(f"[{turn.when}]")
