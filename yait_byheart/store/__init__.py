@@ -7,8 +7,8 @@ back and rebuilds the Memory with ``Memory.from_dict``, so ``compose`` after reo
 same output it would have given before closing.
 
 * :class:`SQLiteStore` -- stdlib ``sqlite3``, WAL, one file, many processes on one machine.
-* :class:`PostgresStore` -- the same interface through psycopg 3 (``pip install
-  "yait-byheart[postgres]"``), for servers that share one database.
+* :class:`PostgresStore` -- the same interface through psycopg 3 (``pip install -e
+  ".[postgres]"`` from a clone), for servers that share one database.
 
 >>> import os, tempfile
 >>> path = os.path.join(tempfile.mkdtemp(), "chats.db")
@@ -417,7 +417,7 @@ class SQLiteStore(_Store):
 class PostgresStore(_Store):
     """Conversations in a PostgreSQL database, in their own schema (default ``byheart``).
 
-    Needs psycopg 3: ``pip install "yait-byheart[postgres]"``.  Each append is one statement
+    Needs psycopg 3: ``pip install -e ".[postgres]"`` from a clone.  Each append is one statement
     in its own transaction, so it is committed before ``append`` returns; how durable a commit
     is follows the server's ``synchronous_commit``.  Writers to different conversations never
     wait for each other (row locks); the store's tables live in ``schema``, which is created if
@@ -440,7 +440,8 @@ class PostgresStore(_Store):
             psycopg = importlib.import_module("psycopg")
         except ImportError as exc:
             raise ImportError(
-                'PostgresStore needs psycopg 3: pip install "yait-byheart[postgres]"'
+                "PostgresStore needs psycopg 3: pip install 'psycopg[binary]>=3.1' "
+                "(from a clone of byheart: pip install -e '.[postgres]')"
             ) from exc
         self.schema = schema
         self._dialect = PostgresDialect(psycopg, schema)
