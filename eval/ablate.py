@@ -57,6 +57,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "kept, drop query terms in > 20 % of stretches": {"common_share": 0.2},
     # Rule 3's strong join (Tuning.strong_join, kept 0.75): off, and the 0.5 that was dropped.
     "kept, no strong join": {"strong_join": 1.0},
+    "kept, long turns cut only at the cap": {"cut_over": 0.0},
+    "kept, 300-char stretches at every budget": {"stretches_per_budget": 0.0},
     "kept, strong join at 0.5 of the best": {"strong_join": 0.5},
     # Finer stretches: a stretch may close at either speaker's turn, and 40 fit a budget (one
     # turn each at 4,000, one or two at 8,000; 20,000 keeps 300), smoothed over more neighbours.

@@ -129,7 +129,7 @@ class Memory:
         shape = Shape(self.budget, self.chunk, self.tuning, sizer, boundaries)
         self._lock = threading.RLock()
         self._conv = Conversation(shape)
-        self._ranker = Ranker(self._conv, self.tuning, tokenizer, retriever)
+        self._ranker = Ranker(self._conv, self.tuning, tokenizer, retriever, self.date_order)
         admission = Admission(self.external_margin, self.external_share, self.external_max)
         self._composer = Composer(
             self._conv, self._ranker, stability=self.stability, ceiling=self.ceiling,
@@ -264,22 +264,33 @@ class Memory:
 
     # -- composition ---------------------------------------------------------------------------
 
-    def compose(self, query: str | None = None, *, external_query: str = "") -> ComposeResult:
+    def compose(
+        self, query: str | None = None, *, when: str | date | datetime = "",
+        external_query: str = "",
+    ) -> ComposeResult:  # fmt: skip
         """The messages to send now: the conversation's own words, selected, then `query`.
 
         Args:
             query: The user's new message, sent last. If it is the last turn appended, it is
                 not sent twice. None continues the conversation as appended (an agent calling
                 the model again after a tool round): selection uses the latest user text.
+            when: When `query` is asked, in any form `append` takes (default "": undated).
+                Its relative dates ("last weekend") are resolved against it and what was said
+                on those days is favoured; the query is sent under its date line.
             external_query: What to ask `external` for (default "": the query).
 
         Returns:
             A `ComposeResult` (see `yait_byheart.protocols`). No compose sends more than
             `ceiling` x `budget`; a query larger than that alone raises ValueError.
         """
-        checks.query("Memory.compose", query, external_query)
+        call = "Memory.compose"
+        checks.query(call, query, external_query)
+        asked = None
+        if query is not None:
+            asked = make_turn(call, "user", query, kind=SAID, source="", when=when,
+                              resolve=self.resolve_time, order=self.date_order)  # fmt: skip
         with self._lock:
-            request = Request.make(self._conv, query, external_query)
+            request = Request.make(self._conv, asked, external_query)
             plan = self._composer.plan(request)
             if self._journal is not None:
                 stats = self._composer.stats + plan.counts

@@ -15,7 +15,15 @@ from typing import Any
 
 from .._retrieval.ranker import Ranker
 from .._turns.conversation import Conversation
-from .._turns.render import OMITTED_MARKER, Part, Turn, assemble, text_part, tool_line
+from .._turns.render import (
+    OMITTED_MARKER,
+    Part,
+    Turn,
+    assemble,
+    text_part,
+    tool_line,
+    when_line,
+)
 from . import external as _external
 from . import selection as _selection
 from .context import ENTRY, Item, SentContext
@@ -46,18 +54,20 @@ class Request:
     current: int
 
     @classmethod
-    def make(cls, conv: Conversation, query: str | None, external_query: str) -> Request:
-        """`query` as sent: not again if it is the last turn (and was not cut into pieces);
-        None selects by the latest user text and ends with the conversation as appended."""
+    def make(cls, conv: Conversation, query: Turn | None, external_query: str) -> Request:
+        """`query` (a checked turn, its relative dates resolved) as sent: not again if it is
+        the last turn (and was not cut into pieces); with a date, under its date line. None
+        selects by the latest user text and ends with the conversation as appended."""
         turns = conv.turns
         last = turns[-1] if turns else None
         if query is not None:
             echoed = (
                 last is not None and last.role == "user" and not last.redacted
-                and last.text == query and conv.entries[-1].parts == 1
+                and last.text == query.text and conv.entries[-1].parts == 1
             )  # fmt: skip
             current = len(conv.entries) - 1 if echoed else len(conv.entries)
-            return cls(query, "" if echoed else query, external_query or query, current)
+            sent = "" if echoed else when_line(query.when) + query.text
+            return cls(query.shown, sent, external_query or query.text, current)
         if all(t.silent for t in reversed(turns)):  # no turns, or none left to send
             raise ValueError(
                 "Memory.compose: nothing to send: no query and no turn left to send (none "

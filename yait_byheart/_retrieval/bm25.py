@@ -85,6 +85,10 @@ class Index:
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._lengths
 
+    def ids(self) -> Iterable[int]:
+        """The ids of the documents indexed."""
+        return self._lengths.keys()
+
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
         if doc_id in self._lengths:

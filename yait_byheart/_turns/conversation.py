@@ -46,15 +46,36 @@ class Shape:
         return self.budget * self.tuning.max_stretch_share
 
     @property
+    def grain(self) -> int:
+        """The conversation's own unit size, a share of `chunk`: the budget plays no part."""
+        return max(1, int(self.chunk * self.tuning.stretch_share))
+
+    @property
     def stretch_size(self) -> int:
-        """The size at which a stretch closes at the next user turn: a share of `chunk`, at
-        most budget / stretches_per_budget and half the cap (docs/benchmarks.md, "Retrieval
-        ablations"). Long turns are cut into pieces of this size too."""
+        """The size at which a stretch closes at the next user turn: the grain, at most
+        budget / stretches_per_budget and half the cap (docs/benchmarks.md, "Retrieval
+        ablations")."""
         t = self.tuning
-        own = int(self.chunk * t.stretch_share)
+        own = self.grain
         if t.stretches_per_budget > 0:
             own = min(own, int(self.budget / t.stretches_per_budget))
         return max(1, min(own, int(self.cap / 2)))
+
+    @property
+    def piece_size(self) -> int:
+        """The size long turns are cut to: the grain (at most half the cap)."""
+        return max(1, min(self.grain, int(self.cap / 2)))
+
+    @property
+    def cut_at(self) -> float:
+        """A turn measuring more than this is cut into pieces: `cut_over` grains, so a user's
+        short turn is not sent with the whole of a long reply ("Long replies"); at most the cap."""
+        over = self.tuning.cut_over
+        # A piece smaller than its own label ("[part 2 of 9 of a long message]") costs more
+        # than it saves: with a tiny chunk, only the cap cuts.
+        if over <= 0 or self.piece_size <= self.measure(Piece.label_of(9, 10)):
+            return self.cap
+        return min(self.cap, over * self.grain)
 
 
 @dataclass
@@ -178,9 +199,10 @@ class Conversation:
         """Where a turn too long for one stretch is cut (offsets into its text), or none."""
         shape = self.shape
         whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
-        if shape.measure(whole) <= shape.cap:
+        # A tool round is cut only past the cap: an agent's open round must stay native.
+        if shape.measure(whole) <= (shape.cap if turn.tools else shape.cut_at):
             return []
-        bodies = cut(text, shape.stretch_size, shape.measure)
+        bodies = cut(text, shape.piece_size, shape.measure)
         offsets, at = [], 0
         for body in bodies[:-1]:
             at += len(body)
@@ -257,9 +279,20 @@ class Conversation:
         """The stretch holding entry `i` (len(starts) for the open one)."""
         return bisect_right(self.starts, i) - 1 if i < self.open_start else len(self.starts)
 
-    def stretch_bodies(self, k: int) -> list[str]:
+    def stretch_bodies(self, k: int, role: str = "") -> list[str]:
         """What stretch `k` is indexed by: its shown entries' text, one string each."""
-        return [p.body for p in self.pieces(*self.stretch_range(k)) if not p.turn.silent]
+        return [
+            p.body
+            for p in self.pieces(*self.stretch_range(k))
+            if not p.turn.silent and (not role or p.turn.role == role)
+        ]
+
+    def stretch_bodies_of(self, k: int, role: str) -> list[str]:
+        """Stretch `k`'s shown entries said by `role`, one string each."""
+        return [
+            p.body for p in self.pieces(*self.stretch_range(k))
+            if p.turn.role == role and not p.turn.silent
+        ]  # fmt: skip
 
     def stretch_text(self, k: int) -> str:
         """Stretch `k`'s shown text as one string (what a custom retriever is given)."""

@@ -68,9 +68,12 @@ class Piece:
 
     @property
     def label(self) -> str:
-        if self.parts == 1:
-            return ""
-        return f"[part {self.part + 1} of {self.parts} of a long message] "
+        return "" if self.parts == 1 else self.label_of(self.part, self.parts)
+
+    @staticmethod
+    def label_of(part: int, parts: int) -> str:
+        """The label of part `part` (from 0) of a turn cut into `parts` pieces."""
+        return f"[part {part + 1} of {parts} of a long message] "
 
 
 def tool_line(part: Part) -> str:

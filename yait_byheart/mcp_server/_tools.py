@@ -135,6 +135,8 @@ class Tools:
 
     def _remember(self, args: dict[str, Any]) -> Answer:
         conversation, user = args["conversation"], args.get("user")
+        if not args["text"].strip():  # a model's empty call is a mistake to tell it about
+            raise ValueError("remember: text is blank; pass the words to remember")
         try:
             mem, created = self._memory(conversation, create=False, user=user), False
         except UnknownConversationError:
