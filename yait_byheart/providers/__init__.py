@@ -346,6 +346,17 @@ def _anthropic_block(part: Part) -> dict[str, Any]:
     return block
 
 
+def _trim_prefill(messages: list[dict[str, Any]]) -> None:
+    """A request ending with the assistant's message (``compose()`` with no query after an
+    assistant turn) is a prefill to Anthropic, which refuses one whose last text ends in white
+    space (HTTP 400): drop that white space, from the last text block only."""
+    if messages[-1]["role"] != "assistant":
+        return
+    texts = [b for b in messages[-1]["content"] if b["type"] == "text"]
+    if texts:
+        texts[-1]["text"] = texts[-1]["text"].rstrip()
+
+
 def to_anthropic(
     result: Mapping[str, Any],
     *,
@@ -364,7 +375,11 @@ def to_anthropic(
     rebuilt selection. Anthropic allows four breakpoints per request; when more are offered
     the system one and the latest message ones are kept (the latest covers the longest prefix).
     Tool calls are ``tool_use`` blocks (``input`` the parsed arguments), results
-    ``tool_result`` blocks placed first in their user message, as the API requires.
+    ``tool_result`` blocks placed first in their user message, as the API requires. A result
+    that ends with the assistant's message (``compose()`` with no query after an assistant
+    turn) is sent as a prefill, which the model continues; its trailing white space is dropped,
+    as the API requires. Models that refuse prefills (Claude 4.6 and later answer HTTP 400)
+    need the user's new message: pass it to ``compose`` as the query.
 
     Args:
         result: A `ComposeResult` (or any mapping with ``messages``, ``stable_upto`` and
@@ -414,6 +429,7 @@ def to_anthropic(
     messages: list[dict[str, Any]] = [
         {"role": role, "content": [_anthropic_block(p) for p in parts]} for role, parts in msgs
     ]
+    _trim_prefill(messages)
     if cache:
         head = out["system"][0] if sys is not None and sys_ok else None
         mark([m["content"] for m in messages], points, head, marker, "cache_control")
