@@ -48,3 +48,28 @@ def test_licence_and_python_versions_are_declared() -> None:
     floor = re.search(r'^requires-python = ">=3\.(\d+)"', PYPROJECT, re.M)
     assert floor and f"Programming Language :: Python :: 3.{floor.group(1)}" in classifiers
     assert "Typing :: Typed" in classifiers and "Operating System :: OS Independent" in classifiers
+
+
+# What each module a test may skip for is installed by (its distribution's name).
+_DISTRIBUTION = {
+    "numpy": "numpy", "langchain_core": "langchain-core", "langgraph": "langgraph",
+    "agents": "openai-agents", "pydantic_ai": "pydantic-ai-slim", "mcp": "mcp",
+    "anthropic": "anthropic", "openai": "openai", "google": "google-genai",
+}  # fmt: skip
+# Provided elsewhere: psycopg by .ci/postgres.sh with the server, tomllib by Python 3.11+,
+# setuptools by the build (pip brings it).
+_ELSEWHERE = {"psycopg", "tomllib", "setuptools"}
+
+
+def test_the_dev_extra_installs_everything_a_test_would_skip_for() -> None:
+    dev = {re.split(r"[<>=!~\[ ]", r)[0].lower() for r in listed("dev")}
+    skipped_for = {
+        name.split(".")[0]
+        for test in (ROOT / "tests").glob("*.py")
+        for name in re.findall(r'importorskip\("([\w.]+)"', test.read_text(encoding="utf-8"))
+    }
+    assert "numpy" in skipped_for  # the scan finds what it is for
+    missing = sorted(
+        name for name in skipped_for - _ELSEWHERE if _DISTRIBUTION.get(name, name) not in dev
+    )
+    assert not missing, f"add to the dev extra in pyproject.toml: {missing}"

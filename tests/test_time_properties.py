@@ -8,6 +8,7 @@ from datetime import date, timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._profiles import heavy
 from yait_byheart._dates import calc
 from yait_byheart._dates import patterns as R
 from yait_byheart._dates.lang import Lang, de, en, es, fr, it, ja, pt, ru, zh
@@ -19,10 +20,8 @@ from yait_byheart._dates.resolve import (
     resolve_time,
 )
 
-# Under load on a shared 2-core machine a single example can take long; the
-# properties are about results, not speed (speed lives in eval/fuzz_time.py).
-settings.register_profile("time", deadline=None, max_examples=150)
-settings.load_profile("time")
+# Example counts and the absent deadline come from the profile tests/conftest.py loads (a
+# profile loaded here would hold for every test module imported after this one).
 
 ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=()), max_size=300)
 ANCHORS = st.dates()  # the whole calendar, 1..9999: edges must not raise
@@ -347,6 +346,8 @@ def _mixed(draw: st.DrawFn) -> str:
 MIXED = _mixed()
 
 
+# Mixed texts found the seeds the single-language soups missed: twice the profile's count.
+@settings(max_examples=heavy(2.0))
 @given(MIXED, MIDDLE_ANCHORS)
 def test_any_mix_of_languages_is_annotated_once(text: str, anchor: date) -> None:
     once = resolve_time(text, anchor)
