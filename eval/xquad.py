@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from eval.sources import XQUAD, missing
 from yait_byheart import BM25, Memory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,7 +125,12 @@ def _budgets(text: str) -> list[int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m eval xquad", description=__doc__.split("\n")[0])
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of xquad.<lang>.json")
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="folder of xquad.<lang>.json (from github.com/google-deepmind/xquad)",
+    )
     p.add_argument("--budgets", type=_budgets, default=[4000], help="default 4000")
     p.add_argument("--languages", default="", help="comma-separated codes (default: all found)")
     p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
@@ -132,8 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     only = [c for c in args.languages.split(",") if c]
     langs = found_languages(args.data, only)
     if not langs:
-        print(f"python -m eval xquad: no xquad.<lang>.json in {args.data}; pass --data DIR")
-        return 2
+        return missing("python -m eval xquad", args.data, XQUAD)
     result = table(langs, args.budgets)
     print(result)
     if not args.no_write and not only:
