@@ -2,7 +2,7 @@
 
 ``ByheartSession`` implements the SDK's ``Session`` protocol (``get_items``, ``add_items``,
 ``pop_item``, ``clear_session``). It keeps the items the SDK gives it exactly as given, tool
-items included, and files their words in a :class:`~yait_byheart.Memory` (messages, function
+items included, and files their words in a [`Memory`][yait_byheart.Memory] (messages, function
 calls and their outputs; reasoning and other items are kept but not filed). Pass
 ``session.session_input_callback`` as ``RunConfig(session_input_callback=...)`` and each run
 starts from ``Memory.compose(new input)`` instead of the whole history: the stretches the new
@@ -85,7 +85,7 @@ class ByheartSession:
     """An Agents SDK ``Session`` backed by byheart.
 
     Args:
-        memory_or_store: A :class:`~yait_byheart.Memory`, or a store (``SQLiteStore``,
+        memory_or_store: A [`Memory`][yait_byheart.Memory], or a store (``SQLiteStore``,
             ``PostgresStore``) whose conversation ``session_id`` is opened (created if absent).
         session_id: The session's id (the store's conversation id).
         session_settings: The SDK's ``SessionSettings`` (e.g. a default ``limit``), or None.
@@ -186,7 +186,7 @@ class ByheartSession:
 
         ``history`` (the SDK's full copy) is not used: the Memory composes what to send by
         the new input's text under its budget (``Memory.compose``), converted with
-        :func:`~yait_byheart.providers.to_openai_responses`; the new items follow unchanged,
+        [`to_openai_responses`][]; the new items follow unchanged,
         so the SDK still saves exactly them.
         """
         query = "\n\n".join(

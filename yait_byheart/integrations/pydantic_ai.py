@@ -3,7 +3,7 @@
 ``byheart_history(memory)`` returns a processor for ``Agent(capabilities=[ProcessHistory(p)])``
 (``pydantic_ai.capabilities``; older releases: ``Agent(history_processors=[p])``). Before each
 model request it files the messages it has not seen (prompts, answers, tool calls and
-returns) in the :class:`~yait_byheart.Memory`, then returns ``Memory.compose()``: the
+returns) in the [`Memory`][yait_byheart.Memory], then returns ``Memory.compose()``: the
 stretches the latest user text needs under the Memory's budget, then the open stretch as it
 happened, tool call and return pairs native and together. Pass ``message_history=
 result.all_messages()`` on the next run so the last answer of a run is filed too.
@@ -125,7 +125,7 @@ def byheart_history(memory: Memory) -> Processor:
     """A Pydantic AI history processor backed by ``memory``.
 
     Args:
-        memory: The :class:`~yait_byheart.Memory` that files the conversation and composes
+        memory: The [`Memory`][yait_byheart.Memory] that files the conversation and composes
             what the model is sent (its ``budget`` bounds each request's history).
 
     Returns:

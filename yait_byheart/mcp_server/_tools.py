@@ -1,7 +1,7 @@
 """The MCP server's tools: remember, recall, forget, conversations, over one store.
 
 Each tool publishes a JSON Schema for its input, and that schema checks the input
-(:mod:`._argcheck`).  A tool answers ``(text, structured, is_error)``; bad arguments, unknown
+(`_argcheck`).  A tool answers ``(text, structured, is_error)``; bad arguments, unknown
 conversations and the library's own refusals come back as error results the model can read and
 correct, never as exceptions.
 """

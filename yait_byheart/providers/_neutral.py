@@ -5,7 +5,7 @@ A message is ``{"role": "user" | "assistant", "parts": [part, ...]}``; a part is
 assistant messages; ``arguments`` a JSON object as a string) or ``{"type": "tool_result",
 "id", "output", "is_error"?}`` (in user messages, answering a call of the assistant message
 before them; the results of one round may be spread over the user messages that follow it,
-and are gathered into the first of them, ahead of its text). :func:`read_messages` turns a
+and are gathered into the first of them, ahead of its text). `read_messages` turns a
 result into typed parts once, with every check every provider adapter needs, so each adapter
 only maps shapes.
 
