@@ -30,7 +30,7 @@ from ._turns.conversation import Conversation, Shape
 from ._turns.ingest import check_date_order, make_turn
 from ._turns.render import SAID, Turn
 from ._turns.settings import Tuning
-from ._turns.tools import check_pairs, split_message
+from ._turns.tools import check_pairs, read_item, split_message
 from .protocols import Boundaries, ComposeResult, External, Journal, Retriever
 
 _CONFIG = ("budget", "chunk", "stability", "external_margin", "external_share", "external_max",
@@ -198,9 +198,13 @@ class Memory:
 
         `tool_call` parts go in assistant messages, `tool_result` parts in user messages, each
         result answering an earlier call by `id`; see `yait_byheart.protocols` for the shapes.
+        An `item` (any JSON value: the framework's own record of the message) is stored with
+        the turn and returned as given by `to_dict` (and stores); selection reads only the
+        parts. A message with an `item` and `"parts": []` is kept and never sent.
 
         Args:
-            message: `{"role": "user" | "assistant", "parts": [part, ...]}`, a neutral message.
+            message: `{"role": "user" | "assistant", "parts": [part, ...], "item"?: any}`,
+                a neutral message.
             kind: SAID (default), SUPPLIED or DERIVED, as in `append`.
             source: Where a SUPPLIED or DERIVED message came from, as in `append`.
             when: The message's date, as in `append`.
@@ -210,11 +214,13 @@ class Memory:
 
         Raises:
             ValueError: A malformed message, or a tool result that answers no earlier call.
+            TypeError: A part of the wrong type, or an `item` that is not JSON data.
         """
         call = "Memory.append_message"
         role, text, tools = split_message(message, call)
         turn = make_turn(call, role, text, kind=kind, source=source, when=when,
-                         resolve=self.resolve_time, order=self.date_order, tools=tools)  # fmt: skip
+                         resolve=self.resolve_time, order=self.date_order, tools=tools,
+                         item=read_item(message, call))  # fmt: skip
         with self._lock:
             check_pairs(call, tools, self._conv.calls, self._conv.answered)
             return self._add(turn)
@@ -231,7 +237,8 @@ class Memory:
     # -- redaction -----------------------------------------------------------------------------
 
     def redact(self, index: int) -> None:
-        """Blank turn `index` everywhere (index, output, persistence); positions stay stable.
+        """Blank turn `index` everywhere (index, output, persistence, its `item`); positions
+        stay stable.
 
         The kept context is dropped, so the next compose rebuilds without the words.
 

@@ -89,6 +89,10 @@ class Index:
         """The ids of the documents indexed."""
         return self._lengths.keys()
 
+    def holding(self, term: str) -> Mapping[int, int]:
+        """The documents holding `term`, each with its count (empty if none)."""
+        return self._postings.get(term, {})
+
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
         if doc_id in self._lengths:

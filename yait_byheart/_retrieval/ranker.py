@@ -95,15 +95,38 @@ class Ranker:
             return iter(())
         if self.retriever is not None:
             return self._retrieved(query, n)
-        self.sync()
-        index = self.index
-        if _ranking.asked_speaker(query) == "user" and len(self.user_index):
-            index = self.user_index  # the user's own words are the evidence
+        index = self.index_for(query)
         spans = [(a.toordinal(), b.toordinal()) for a, b in annotated_spans(query)]
         return _ranking.bm25_ranked(
             index, self.terms(query), n, self.exact_k(), self.tuning, self.conv.dated,
             _ranking.asks_when(query), self._in_spans(spans, n) if spans else None,
         )  # fmt: skip
+
+    def index_for(self, query: str) -> Index:
+        """The index a query is ranked in: the user's words for a question about them."""
+        self.sync()
+        if _ranking.asked_speaker(query) == "user" and len(self.user_index):
+            return self.user_index  # the user's own words are the evidence
+        return self.index
+
+    def uncovered(self, query: str, held: set[int], among: list[int]) -> list[int]:
+        """Of `among` (best first), for each of the query's distinctive terms that no stretch
+        in `held` holds, the first stretch that holds it: what a kept context must add so no
+        part of a question goes unanswered ("When does our flight leave, and which hotel did
+        we book?")."""
+        if self.retriever is not None:
+            return []
+        index = self.index_for(query)
+        terms = _ranking.query_terms(index, self.terms(query), self.tuning)
+        out: list[int] = []
+        for term in terms:
+            holders = index.holding(term)
+            if any(uid in holders for uid in held):
+                continue
+            first = next((uid for uid in among if uid in holders), None)
+            if first is not None and first not in out:
+                out.append(first)
+        return out
 
     def _in_spans(self, spans: list[tuple[int, int]], n: int) -> Callable[[int], bool]:
         """Whether a stretch was said on a day of `spans` (ordinal ranges)."""

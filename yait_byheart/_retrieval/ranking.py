@@ -93,13 +93,13 @@ def with_neighbours(
 
     Only the head lends (its scores are exact); a neighbour outside it gets its exact own
     score first (the head's pruning may have left a lower bound). Shares only raise scores,
-    so the new head lies within the old head and its neighbours. Only stretches the index
-    holds receive: one without the words searched (the other speaker's, when the question is
-    about one speaker's words) is no evidence of them.
+    so the new head lies within the old head and its neighbours. A stretch the index does
+    not hold (only the other speaker's words, when a question is about one speaker's) is no
+    evidence of what was asked: it receives only as the reply that followed a stretch.
     """
     sources = {u: score for score, u in head}
     shares = neighbour_shares(sources, n, tuning.context_weight, tuning.context_width)
-    shares = {u: share for u, share in shares.items() if u in index}
+    shares = {u: share for u, share in shares.items() if u in index or u - 1 in sources}
     own = index.exact([u for u in shares if u not in sources], terms)
     for uid, share in shares.items():
         scores[uid] = (sources[uid] if uid in sources else own[uid]) + share

@@ -228,6 +228,8 @@ class Conversation:
             return False
         if piece.part > 0:
             return state.size >= shape.stretch_size
+        if piece.parts > 1 and not piece.turn.tools:
+            return True  # a long turn opens its own stretches: what came before goes alone
         if not piece.turn.shown:
             return False  # tool results only: an agent's rounds stay with the request they serve
         if piece.turn.role != "user" and not shape.tuning.close_at_any_turn:

@@ -37,7 +37,13 @@ class Turn:
     """One stored turn. `text` is as given; `shown` adds date annotations beside the words.
 
     `tools` holds the turn's tool parts (`tool_call` in assistant turns, `tool_result` in user
-    turns) exactly as appended.
+    turns) exactly as appended. `item` is the framework's own record of the message (any JSON
+    value, kept and returned as given, never read by selection or rendering): what lets an
+    integration hand back exactly what it was given.
+
+    `redacted`: blanked by `Memory.redact` (its item gone too). A turn with no words and no
+    tool part (an export's empty turn, a message that carried only an `item`: a reasoning
+    item, an image) is `silent`: kept, never indexed or sent.
     """
 
     role: str
@@ -49,6 +55,7 @@ class Turn:
     opens: bool = False  # this turn opened a new stretch
     redacted: bool = False
     tools: tuple[Part, ...] = ()
+    item: Any = None
 
     @property
     def silent(self) -> bool:
