@@ -4,7 +4,9 @@ terms of whoever reads it (a Python caller, a shell user, a model calling MCP to
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from datetime import datetime
@@ -130,3 +132,14 @@ def test_a_postgres_dsn_is_left_as_written() -> None:
         store = "postgresql://~user@host/db"
 
     assert store_location(Args()) == "postgresql://~user@host/db"  # type: ignore[arg-type]
+
+
+def test_the_mcp_host_examples_name_the_program_by_full_path() -> None:
+    # A host's PATH rarely holds the environment, and its `python` is rarely the environment's.
+    page = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", page, re.S)]
+    servers = [s for b in blocks for s in (b.get("mcpServers") or b.get("servers")).values()]
+    assert len(servers) >= 2
+    assert all(s["command"].startswith("/") for s in servers), servers
+    for form in ("-m yait_byheart mcp", "uvx --from", "pipx run --spec", "sys.executable"):
+        assert form in page.replace('", "', " ").replace('"', ""), form
