@@ -24,6 +24,7 @@ from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import ANSWERABLE, Conversation, load
 from eval.locomo.offline import Scored, Spec, run
 from eval.locomo.systems import Byheart
+from eval.sources import locomo_missing
 from yait_byheart import Tuning
 
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -131,8 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--rows: unknown {unknown}; rows: {', '.join(VARIANTS)}")
     if not args.budgets or min(args.budgets) < 1:
         parser.error("--budgets: give one or more budgets >= 1")
-    if not Path(args.data).is_file():
-        parser.error(f"--data: {args.data} is not a file; pass the LoCoMo JSON")
+    gone = locomo_missing("python -m eval ablate", args.data)
+    if gone is not None:
+        return gone
     jobs = [(args.data, n, r, b) for n in args.rows for r in args.regimes for b in args.budgets]
     cells: dict[tuple[str, str], list[str]] = {}
     with ProcessPoolExecutor(max(1, args.workers)) as ex:

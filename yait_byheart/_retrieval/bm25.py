@@ -459,8 +459,9 @@ class BM25:
     def add(self, docs: Sequence[str], ids: Sequence[int] | None = None) -> BM25:
         """Index `docs` too, as documents `ids` (default: after the last one); returns self.
 
-        >>> BM25().fit(["the cat sat"]).add(["a dog barked"]).rank("dog")
-        [1, 0]
+        Examples:
+            >>> BM25().fit(["the cat sat"]).add(["a dog barked"]).rank("dog")
+            [1, 0]
         """
         _documents("add", docs)
         ids = range(self._n, self._n + len(docs)) if ids is None else ids

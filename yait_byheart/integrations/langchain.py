@@ -2,7 +2,7 @@
 
 - ``ByheartChatMessageHistory(memory_or_store, session_id)`` is a ``BaseChatMessageHistory``:
   ``messages`` returns every message exactly as added, every type and field, also after a
-  store is reopened, while their words are filed in a :class:`~yait_byheart.Memory`.
+  store is reopened, while their words are filed in a [`Memory`][yait_byheart.Memory].
 - ``byheart_trimmer(memory_or_history)`` is a runnable that sends the model
   ``Memory.compose()`` instead of the whole history: given a list of messages it returns the
   composed list; given a LangGraph state (``{"messages": [...]}``) it returns
@@ -171,7 +171,7 @@ def _make_history_class() -> type:
         """A LangChain chat message history backed by byheart.
 
         Args:
-            memory_or_store: A :class:`~yait_byheart.Memory`, or a store (``SQLiteStore``,
+            memory_or_store: A [`Memory`][yait_byheart.Memory], or a store (``SQLiteStore``,
                 ``PostgresStore``) whose conversation ``session_id`` is opened (created if
                 absent) on first use, in a worker thread when that use is async.
             session_id: The conversation's id.
@@ -297,7 +297,7 @@ def byheart_trimmer(memory_or_history: Any) -> Any:
     """A runnable sending the model ``Memory.compose()`` instead of the whole history.
 
     Args:
-        memory_or_history: A :class:`~yait_byheart.Memory` (the runnable files each message
+        memory_or_history: A [`Memory`][yait_byheart.Memory] (the runnable files each message
             it has not seen, by message id (an id-less message by identity), then composes)
             or a ``ByheartChatMessageHistory`` (which files; the runnable only composes from
             its Memory).

@@ -3,7 +3,7 @@
 ``ByheartSession`` implements the SDK's ``Session`` protocol (``get_items``, ``add_items``,
 ``pop_item``, ``clear_session``) as the SDK's ``SQLiteSession`` does. It keeps the items the
 SDK gives it exactly as given, every item type, in the turns of a
-:class:`~yait_byheart.Memory` (and so in its store), and files their words for selection
+[`Memory`][yait_byheart.Memory] (and so in its store), and files their words for selection
 (messages, function calls and their outputs; reasoning and hosted-tool items ride along). Pass
 ``session.session_input_callback`` as ``RunConfig(session_input_callback=...)`` and each run
 starts from ``Memory.compose(new input)`` instead of the whole history: the stretches the new
@@ -118,7 +118,7 @@ class ByheartSession:
     """An Agents SDK ``Session`` backed by byheart.
 
     Args:
-        memory_or_store: A :class:`~yait_byheart.Memory`, or a store (``SQLiteStore``,
+        memory_or_store: A [`Memory`][yait_byheart.Memory], or a store (``SQLiteStore``,
             ``PostgresStore``) whose conversation ``session_id`` is opened (created if absent).
         session_id: The session's id (the store's conversation id).
         session_settings: The SDK's ``SessionSettings`` or a dict of its fields (e.g.
@@ -242,7 +242,7 @@ class ByheartSession:
 
         ``history`` (the SDK's full copy) is not used: the Memory composes what to send by
         the new input's text under its budget (``Memory.compose``), converted with
-        :func:`~yait_byheart.providers.to_openai_responses`; the new items follow unchanged,
+        [`to_openai_responses`][]; the new items follow unchanged,
         so the SDK still saves exactly them.
         """
         query = "\n\n".join(

@@ -3,7 +3,7 @@
 ``byheart_history(memory)`` returns a processor for ``Agent(capabilities=[ProcessHistory(p)])``
 (``pydantic_ai.capabilities``; older releases: ``Agent(history_processors=[p])``). Before each
 model request it files the messages it has not seen (prompts, answers, tool calls and
-returns) in the :class:`~yait_byheart.Memory`, then returns ``Memory.compose()``: the
+returns) in the [`Memory`][yait_byheart.Memory], then returns ``Memory.compose()``: the
 stretches the latest user text needs under the Memory's budget, then the open stretch as it
 happened, tool call and return pairs native and together. Pass ``message_history=
 result.all_messages()`` on the next run so the last answer of a run is filed too.
@@ -170,7 +170,7 @@ def _from_parts(message: dict[str, Any]) -> list[Any]:
 
 
 def byheart_messages(memory: Memory) -> list[Any]:
-    """The messages filed in ``memory`` by :func:`byheart_history`, as Pydantic AI made them
+    """The messages filed in ``memory`` by [`byheart_history`][], as Pydantic AI made them
     (equal, field for field, also from a store reopened): e.g. ``message_history=`` for a
     run after a restart. Turns filed otherwise come back as new messages of their words."""
     messages, _ = stored_items(memory, TAG, _load, _from_parts)
@@ -256,14 +256,14 @@ def byheart_history(memory: Memory) -> Processor:
     """A Pydantic AI history processor backed by ``memory``.
 
     Args:
-        memory: The :class:`~yait_byheart.Memory` that files the conversation and composes
+        memory: The [`Memory`][yait_byheart.Memory] that files the conversation and composes
             what the model is sent (its ``budget`` bounds each request's history).
 
     Returns:
         ``processor(messages) -> messages``, for ``ProcessHistory(processor)`` or
         ``history_processors=[processor]``. ``processor.last_result`` holds the latest
         compose result (log its ``stable_upto`` and ``size``). Each message it files keeps
-        the message itself in its turn (:func:`byheart_messages` gives them back), and each
+        the message itself in its turn ([`byheart_messages`][] gives them back), and each
         message it files or composes is marked in its ``metadata`` (``{"byheart": ...}``,
         which Pydantic AI never sends to the model) with a token of the Memory's
         conversation, so that no message is filed twice there; a history saved and handed

@@ -1,4 +1,4 @@
-"""A durable store for :class:`~yait_byheart.Memory`: one row per turn, many conversations.
+"""A durable store for [`Memory`][yait_byheart.Memory]: one row per turn, many conversations.
 
 ``Memory.to_dict()`` rewrites the whole history on every save (megabytes per turn at 100,000
 turns).  A store instead journals each change as it happens: an appended turn is one INSERT, a
@@ -6,21 +6,22 @@ redaction rewrites one row, a changed sticky selection upserts one row.  Reopeni
 back and rebuilds the Memory with ``Memory.from_dict``, so ``compose`` after reopening gives the
 same output it would have given before closing.
 
-* :class:`SQLiteStore` -- stdlib ``sqlite3``, WAL, one file, many processes on one machine.
-* :class:`PostgresStore` -- the same interface through psycopg 3 (``pip install
-  "yait-byheart[postgres]"``), for servers that share one database.
+* [`SQLiteStore`][] -- stdlib ``sqlite3``, WAL, one file, many processes on one machine.
+* [`PostgresStore`][] -- the same interface through psycopg 3 (``pip install -e
+  ".[postgres]"`` from a clone), for servers that share one database.
 
->>> import os, tempfile
->>> path = os.path.join(tempfile.mkdtemp(), "chats.db")
->>> with SQLiteStore(path) as store:
-...     mem = store.open("conv-42", user="alice", budget=20_000)
-...     mem.append("user", "we decided on 55 euro a month")
-...     store.conversations(user="alice")
-0
-['conv-42']
->>> with SQLiteStore(path) as store:    # another process, a day later
-...     len(store.open("conv-42"))
-1
+Examples:
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "chats.db")
+    >>> with SQLiteStore(path) as store:
+    ...     mem = store.open("conv-42", user="alice", budget=20_000)
+    ...     mem.append("user", "we decided on 55 euro a month")
+    ...     store.conversations(user="alice")
+    0
+    ['conv-42']
+    >>> with SQLiteStore(path) as store:    # another process, a day later
+    ...     len(store.open("conv-42"))
+    1
 
 Reopening a long conversation would mean tokenizing and indexing every stretch again (about 2 s
 of the 3 s it took at 100,000 turns).  The store therefore keeps a snapshot of the retrieval
@@ -32,7 +33,7 @@ one that does not match the rows is ignored, never trusted.
 
 Writers are optimistic: each conversation row carries a sequence number that every journalled
 write checks and bumps in the same transaction.  A second Memory writing the same conversation
-(another process, or a second ``open`` of it) therefore gets :class:`StoreConflictError` on its
+(another process, or a second ``open`` of it) therefore gets [`StoreConflictError`][] on its
 first write after the other one wrote; its change is undone and nothing is interleaved.  No lock
 is held between calls, so a process killed mid-conversation leaves nothing to clean up.
 
@@ -168,7 +169,7 @@ class _Store(StoreCore):
         override the stored settings for this Memory only, as ``Memory.from_dict`` does (pass
         callables such as ``retriever`` or ``measure`` again on every open).  ``user`` is
         recorded on creation; on reopening it must match.  ``create=False`` raises
-        :class:`UnknownConversationError` instead of creating.  A ``retriever`` with a str
+        [`UnknownConversationError`][] instead of creating.  A ``retriever`` with a str
         attribute ``name`` and an attribute ``cache`` that is None is given
         ``store.vectors(conversation, retriever.name)`` as its cache, before the Memory is built.
         """
@@ -277,7 +278,7 @@ class _Store(StoreCore):
             )
 
     def delete(self, conversation: str) -> None:
-        """Delete the conversation and purge its bytes (see :meth:`purge`)."""
+        """Delete the conversation and purge its bytes (see `purge`)."""
         call = f"{self._kind}.delete"
         name = _check_id(call, conversation)
         self._check_open(call)
@@ -417,12 +418,12 @@ class SQLiteStore(_Store):
 class PostgresStore(_Store):
     """Conversations in a PostgreSQL database, in their own schema (default ``byheart``).
 
-    Needs psycopg 3: ``pip install "yait-byheart[postgres]"``.  Each append is one statement
+    Needs psycopg 3: ``pip install -e ".[postgres]"`` from a clone.  Each append is one statement
     in its own transaction, so it is committed before ``append`` returns; how durable a commit
     is follows the server's ``synchronous_commit``.  Writers to different conversations never
     wait for each other (row locks); the store's tables live in ``schema``, which is created if
     absent.  Deleted rows are invisible at once but stay in the table files until
-    :meth:`purge` (``VACUUM FULL``) rewrites them (see docs/store.md).
+    `purge` (``VACUUM FULL``) rewrites them (see docs/store.md).
     """
 
     _kind = "PostgresStore"
@@ -440,7 +441,8 @@ class PostgresStore(_Store):
             psycopg = importlib.import_module("psycopg")
         except ImportError as exc:
             raise ImportError(
-                'PostgresStore needs psycopg 3: pip install "yait-byheart[postgres]"'
+                "PostgresStore needs psycopg 3: pip install 'psycopg[binary]>=3.1' "
+                "(from a clone of byheart: pip install -e '.[postgres]')"
             ) from exc
         self.schema = schema
         self._dialect = PostgresDialect(psycopg, schema)
