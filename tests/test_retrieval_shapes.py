@@ -145,3 +145,38 @@ def test_every_annotation_reads_back_as_days_before_the_anchor(anchor: date, sai
     assert len(spans) == 1, shown
     first, last = spans[0]
     assert first <= last < anchor
+
+
+def trip(**kw: object) -> Memory:
+    """A trip planned over weeks, with talk about other things between its two facts."""
+    mem = Memory(budget=900, chunk=300, **kw)  # type: ignore[arg-type]
+    filler = [
+        "the garden needs water", "my sister called", "the oven is broken again",
+        "we watched a film", "the cat knocked a glass over", "work was long today",
+    ]  # fmt: skip
+    mem.append("user", "Our flight to Lisbon leaves Friday at 7:40 from gate B12.")
+    mem.append("assistant", "Noted: Lisbon, Friday 7:40, gate B12.")
+    for k in range(30):
+        mem.append("user", f"{filler[k % len(filler)]} ({k})")
+        mem.append("assistant", f"I see ({k}).")
+        if k == 14:
+            mem.append("user", "We booked the Hotel Alfama Garden, three nights.")
+            mem.append("assistant", "Hotel Alfama Garden for three nights, noted.")
+    return mem
+
+
+def test_a_two_part_question_gets_both_parts_from_a_kept_context() -> None:
+    mem = trip()
+    mem.compose("When does our flight to Lisbon leave from gate B12?")  # kept: the flight
+    result = mem.compose(
+        "When does our Lisbon flight leave from gate B12 on Friday, and which hotel?"
+    )
+    assert not result["reselected"]  # the cache-warm context was kept and extended
+    assert {0, 32} <= set(result["included"])  # the flight and the hotel
+
+
+def test_a_question_on_a_new_subject_gets_all_it_needs_without_a_rebuild() -> None:
+    fresh, sticky = trip(stability=0), trip()
+    sticky.compose("the garden needs water")  # a kept context about something else
+    question = "Which hotel did we book, and when does our flight leave?"
+    assert set(fresh.compose(question)["included"]) <= set(sticky.compose(question)["included"])

@@ -51,8 +51,10 @@ class Memory:
             fill it (`mode="assembled"`). It is a target, not a cap: between rebuilds the kept,
             cache-warm context grows above it, on average to about twice the budget (see
             `ceiling` for the hard limit).
-        chunk: Sets the stretch size (default 900): a stretch closes at about a third of it
-            (or a twentieth of the budget if that is less), never above half the budget.
+        chunk: Sets the grain of the conversation (default 900): a stretch closes at about a
+            third of it (or a twentieth of the budget if that is less), never above half the
+            budget; a turn longer than two thirds of it (a long reply) is cut into verbatim
+            pieces of a third, which form stretches of their own.
         retriever: Replaces the built-in BM25 ranking (default None: BM25). Anything with
             `fit(docs)` and `rank(query)`; optionally `add`/`remove` (fed only what changed)
             and `scores` (scores weigh instead of ranks): the `Retriever` contract in

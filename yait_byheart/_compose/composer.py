@@ -15,6 +15,7 @@ from typing import Any
 
 from .._retrieval.ranker import Ranker
 from .._turns.conversation import Conversation
+from .._turns.patterns import ASKS
 from .._turns.render import (
     OMITTED_MARKER,
     TURN_JOIN,
@@ -172,23 +173,46 @@ class Composer:
             kept, fresh, weights, stability=self.stability, shared_score=t.shared_score,
             strong_join=t.strong_join,
         )  # fmt: skip
-        for uid in self._uncovered(request, ctx, fresh, joining):
-            joining.append(uid)
+        joining = self._with_every_part(request, ctx, fresh, weights, joining)
         new_size = sum(conv.sizes[ctx.upto :])
         grown = ctx.size + new_size + sum(conv.stretch_sizes[u] for u in joining)
         if grown > self._keep_limit() - (self.budget - room):
             return self._rebuild(plan, fresh)
         return self._extended(plan, ctx, sorted(joining))
 
+    def _with_every_part(
+        self, request: Request, ctx: SentContext, fresh: list[int], weights: list[float],
+        joining: list[int],
+    ) -> list[int]:  # fmt: skip
+        """`joining` with a stretch for each part of the question the kept context lacks; when
+        stretches join anyway, a missing part comes before more of a part already there, in
+        the same room (so the context grows no faster)."""
+        parts = self._uncovered(request, ctx, fresh, weights, joining)
+        if not parts or not joining:
+            return joining + parts
+        sizes = self.conv.stretch_sizes
+        room = sum(sizes[u] for u in joining)
+        out = list(parts)
+        used = sum(sizes[u] for u in out)
+        for uid in joining:  # best first: the weakest are left out
+            if used + sizes[uid] <= room or uid == joining[0]:
+                out.append(uid)
+                used += sizes[uid]
+        return out
+
     def _uncovered(
-        self, request: Request, ctx: SentContext, fresh: list[int], joining: list[int]
-    ) -> list[int]:
+        self, request: Request, ctx: SentContext, fresh: list[int], weights: list[float],
+        joining: list[int],
+    ) -> list[int]:  # fmt: skip
         """Fresh stretches holding a distinctive query word that neither the kept context
-        nor the joining stretches hold (rule 3 keeps relevance, this keeps every part)."""
+        nor the joining stretches hold (rule 3 keeps relevance, this keeps every part); only
+        a question has parts, and only relevant stretches answer one."""
+        if not ASKS.search(request.select_by):
+            return []  # a statement's words are not parts of a question to answer
         conv = self.conv
         recent = range(bisect_left(conv.starts, ctx.start), len(conv.starts))
         held = ctx.stretches.union(joining, recent)
-        among = [uid for uid in fresh if uid not in held]
+        among = [u for u in fresh[: len(weights)] if u not in held]
         return self.ranker.uncovered(request.select_by, held, among)
 
     def _select(self, request: Request, room: int) -> tuple[list[int], list[float]]:

@@ -121,7 +121,9 @@ class Ranker:
         out: list[int] = []
         for term in terms:
             holders = index.holding(term)
-            if any(uid in holders for uid in held):
+            # A word more stretches hold than a selection weighs says little about where the
+            # answer is: only rarer ones count as a part of the question.
+            if len(holders) > self.exact_k() or any(uid in holders for uid in held):
                 continue
             first = next((uid for uid in among if uid in holders), None)
             if first is not None and first not in out:

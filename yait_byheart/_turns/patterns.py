@@ -15,6 +15,9 @@ PIECE_BOUNDARIES = (
     re.compile(r"\s+"),
 )
 
+# A question: a question mark in any script (Latin, full-width, Arabic, Greek question mark).
+ASKS = re.compile("[?\uff1f\u061f\u037e]")
+
 # A "when" question starts with "when".
 WHEN_QUESTION = re.compile(r"\s*when\b", re.IGNORECASE)
 
