@@ -105,8 +105,9 @@ class Index:
         postings = self._postings
         max_tf = self._max_tf
         bands = self._bands
+        get = postings.get
         for term, tf in counts.items():
-            entry = postings.get(term)
+            entry = get(term)
             if entry is None:
                 postings[term] = {doc_id: tf}
                 max_tf[term] = tf
@@ -114,9 +115,10 @@ class Index:
                 entry[doc_id] = tf
                 if tf > 1 and tf > max_tf[term]:
                     max_tf[term] = tf
-                by_tf = bands.get(term)
-                if by_tf is not None:
-                    by_tf.setdefault(tf, {}).setdefault(length, []).append(doc_id)
+                if bands:  # none before a query first bands a long list (a cold index)
+                    by_tf = bands.get(term)
+                    if by_tf is not None:
+                        by_tf.setdefault(tf, {}).setdefault(length, []).append(doc_id)
 
     def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Forget a document; `counts` must be the term counts it was added with."""

@@ -43,14 +43,28 @@ class Ranker:
 
     def sync(self) -> None:
         """Index the stretches closed since the last call that needed the index."""
-        for uid in range(len(self.index), len(self.conv.starts)):
-            self._add(uid)
+        first, n = len(self.index), len(self.conv.starts)
+        if first >= n:
+            return
+        add, add_user, counts = self.index.add, self.user_index.add, self.counts
+        for uid, (user_texts, other_texts) in enumerate(self.conv.bodies_by_role(first, n), first):
+            every, user = self._merged(counts(user_texts), counts(other_texts))
+            add(uid, every)
+            if user:
+                add_user(uid, user)
 
     def _counts(self, uid: int) -> tuple[dict[str, int], dict[str, int]]:
         """Stretch `uid`'s term counts: all its words, and the user's alone."""
         conv = self.conv
         user = self.counts(conv.stretch_bodies_of(uid, "user"))
         other = self.counts(conv.stretch_bodies_of(uid, "assistant"))
+        return self._merged(user, other)
+
+    @staticmethod
+    def _merged(
+        user: dict[str, int], other: dict[str, int]
+    ) -> tuple[dict[str, int], dict[str, int]]:
+        """All of a stretch's term counts (the assistant's first), and the user's alone."""
         if not user:
             return other, user
         if not other:

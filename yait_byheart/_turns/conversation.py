@@ -301,6 +301,26 @@ class Conversation:
             if p.turn.role == role and not p.turn.silent
         ]  # fmt: skip
 
+    def bodies_by_role(self, first: int, end: int) -> list[tuple[list[str], list[str]]]:
+        """For each stretch from `first` to `end`, its shown entries' text said by the user
+        and by the assistant (`stretch_bodies_of` for both, in one pass over the entries)."""
+        turns, entries = self.turns, self.entries
+        bounds = [*self.starts[first:end], self.starts[end] if end < len(self.starts)
+                  else self.open_start]  # fmt: skip
+        out: list[tuple[list[str], list[str]]] = []
+        for k in range(end - first):
+            user: list[str] = []
+            other: list[str] = []
+            for entry in entries[bounds[k] : bounds[k + 1]]:
+                turn = turns[entry.turn]
+                if turn.silent:
+                    continue
+                text = searchable(turn)
+                body = text if entry.parts == 1 else text[entry.start : entry.end]
+                (user if turn.role == "user" else other).append(body)
+            out.append((user, other))
+        return out
+
     def stretch_text(self, k: int) -> str:
         """Stretch `k`'s shown text as one string (what a custom retriever is given)."""
         return "\n".join(self.stretch_bodies(k))

@@ -61,7 +61,8 @@ class Turn:
     def silent(self) -> bool:
         """Nothing to index or send: redacted, or empty (a real export has empty turns, and
         providers refuse a blank message)."""
-        return self.redacted or (not self.tools and not self.shown.strip())
+        # `not shown.strip()` without copying a long text: empty, or whitespace only.
+        return self.redacted or (not self.tools and (not self.shown or self.shown.isspace()))
 
 
 @dataclass(slots=True, frozen=True)
