@@ -99,7 +99,8 @@ def with_neighbours(
     """
     sources = {u: score for score, u in head}
     shares = neighbour_shares(sources, n, tuning.context_weight, tuning.context_width)
-    shares = {u: share for u, share in shares.items() if u in index or u - 1 in sources}
+    if len(index) < n:  # an index of one speaker's words: not every stretch holds them
+        shares = {u: share for u, share in shares.items() if u in index or u - 1 in sources}
     own = index.exact([u for u in shares if u not in sources], terms)
     for uid, share in shares.items():
         scores[uid] = (sources[uid] if uid in sources else own[uid]) + share

@@ -7,7 +7,7 @@ renders to the same bytes: that is what lets a provider's prompt cache recognise
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MEMORY_MARKER = "[from earlier in the conversation]"
@@ -56,13 +56,13 @@ class Turn:
     redacted: bool = False
     tools: tuple[Part, ...] = ()
     item: Any = None
+    # Nothing to index or send: redacted, or empty (a real export has empty turns, and
+    # providers refuse a blank message). Derived once: selection asks it of every entry.
+    silent: bool = field(init=False)
 
-    @property
-    def silent(self) -> bool:
-        """Nothing to index or send: redacted, or empty (a real export has empty turns, and
-        providers refuse a blank message)."""
+    def __post_init__(self) -> None:
         # `not shown.strip()` without copying a long text: empty, or whitespace only.
-        return self.redacted or (not self.tools and (not self.shown or self.shown.isspace()))
+        self.silent = self.redacted or (not self.tools and (not self.shown or self.shown.isspace()))
 
 
 @dataclass(slots=True, frozen=True)
