@@ -24,6 +24,16 @@ class Dialect:
     #: Appended to a SELECT of conversation ids that a deletion or a vector write relies on.
     lock_for_delete = ""
     lock_for_share = ""
+    #: Appended to the `since` query read under `follow(hold=True)`: the conversation's row
+    #: lock, where the write transaction does not already hold the whole database.
+    lock_for_append = ""
+    #: Whether an append is first tried alone, conditional on the conversation being unchanged
+    #: (one round trip in PostgreSQL). SQLite appends only inside a write transaction that
+    #: first catches up: a statement there costs microseconds, and a failed conditional write
+    #: would take the database's one write lock for nothing.
+    appends_first = False
+    #: How stored text is read back where it may be damaged (bytes: junk is named, not fatal).
+    raw = "CAST({} AS BLOB)"
     #: Whether a deletion or a redaction purges old bytes at once (cheap here, see `purge`).
     purges_implicitly = True
     #: Writes done in one statement, outside a transaction (op -> statement).
@@ -35,7 +45,7 @@ class Dialect:
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
-        self.sql = sql.rendered(prefix, self.param)
+        self.sql = sql.rendered(prefix, self.param, self.raw)
         self.errors: tuple[type[Exception], ...] = (sqlite3.Error,)
         self.conflict_errors: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
 
@@ -100,6 +110,9 @@ class PostgresDialect(Dialect):
     # Row locks: a concurrent write to those conversations waits, then finds them gone.
     lock_for_delete = " FOR UPDATE"
     lock_for_share = " FOR KEY SHARE"
+    lock_for_append = " FOR UPDATE OF c"
+    appends_first = True
+    raw = "{}"  # a text column holds valid UTF-8 by the server's own checks
     # VACUUM FULL locks the tables exclusively while it rewrites them: never implicit on a
     # database that other servers share.  Call purge() in a maintenance window instead.
     purges_implicitly = False
