@@ -233,11 +233,12 @@ class StoreCore:
         those appends bumped seq, every redacted earlier turn (checked against the Memory's
         own).  Inside a held transaction `conn` (the conversation locked), else one snapshot.
         """
-        q, label = self._dialect.sql, self._label()
-        statement = q["since"] + (self._dialect.lock_for_append if conn is not None else "")
+        q, label, lock = self._dialect.sql, self._label(), self._dialect.lock_conversation
         with self._lock:
             db = self._conn if conn is None else conn
-            rows = db.execute(statement, (turns, conv)).fetchall()
+            if conn is not None and lock:
+                db.execute(q[lock], (conv,))
+            rows = db.execute(q["since"], (turns, conv)).fetchall()
             if not rows:
                 raise self._gone(_FOLLOW, name)
             now = int(rows[0][0])

@@ -24,9 +24,9 @@ class Dialect:
     #: Appended to a SELECT of conversation ids that a deletion or a vector write relies on.
     lock_for_delete = ""
     lock_for_share = ""
-    #: Appended to the `since` query read under `follow(hold=True)`: the conversation's row
-    #: lock, where the write transaction does not already hold the whole database.
-    lock_for_append = ""
+    #: Run first under `follow(hold=True)`, where the write transaction does not already hold
+    #: the whole database: the conversation's row lock (statement name, or "").
+    lock_conversation = ""
     #: Whether an append is first tried alone, conditional on the conversation being unchanged
     #: (one round trip in PostgreSQL). SQLite appends only inside a write transaction that
     #: first catches up: a statement there costs microseconds, and a failed conditional write
@@ -110,7 +110,10 @@ class PostgresDialect(Dialect):
     # Row locks: a concurrent write to those conversations waits, then finds them gone.
     lock_for_delete = " FOR UPDATE"
     lock_for_share = " FOR KEY SHARE"
-    lock_for_append = " FOR UPDATE OF c"
+    # Its own statement: under READ COMMITTED a statement that waited for a lock still reads
+    # the snapshot it started with, so reading the turns in it would miss the turn that the
+    # writer who held the lock just committed.  The next statement takes a new snapshot.
+    lock_conversation = "lock_conversation"
     appends_first = True
     raw = "{}"  # a text column holds valid UTF-8 by the server's own checks
     # VACUUM FULL locks the tables exclusively while it rewrites them: never implicit on a

@@ -27,8 +27,8 @@ class DamagedRowError(ValueError):
         where = f"{table} row {row}" if row is not None else f"its {table} row"
         super().__init__(
             f"{store}: conversation {conversation!r}, {where} is damaged ({problem}); nothing "
-            f"was changed. `byheart check --store LOCATION` lists every damaged row and "
-            f"`byheart repair --store LOCATION` sets them aside (kept) so the rest opens"
+            f"was changed. `byheart check` (store.check()) lists every damaged row and "
+            f"`byheart repair` (store.repair()) sets them aside, kept, so the rest opens"
         )
         self.store, self.conversation, self.table, self.row = store, conversation, table, row
         self.problem = problem

@@ -74,6 +74,7 @@ since: SELECT c.seq, t.idx, {raw_t_record} FROM {s}conversations c
     LEFT JOIN {s}turns t ON t.conv = c.id AND t.idx >= ? WHERE c.id = ? ORDER BY t.idx
 redacted: SELECT idx, {raw_record} FROM {s}turns WHERE conv = ? AND idx < ? AND record LIKE ?
     ORDER BY idx
+lock_conversation: SELECT seq FROM {s}conversations WHERE id = ? FOR UPDATE
 append_turn: INSERT INTO {s}turns (conv, idx, record) VALUES (?, ?, ?)
 bump_seq: UPDATE {s}conversations SET seq = seq + 1 WHERE id = ?
 write_state: INSERT INTO {s}state (conv, state) SELECT id, ? FROM {s}conversations WHERE id = ?

@@ -1,0 +1,264 @@
+"""Many processes, one conversation: throughput and errors of the store (issue 24).
+
+    python -m eval bench-concurrency [--procs 1,2,4,8] [--ops 200] [--pg DSN] [--no-pg]
+
+For each backend (SQLite in a temporary folder; PostgreSQL in a throwaway schema when a DSN is
+given or ``BYHEART_TEST_PG_DSN`` is set) and each number of processes, every process opens one
+shared conversation and, once all are ready, runs ``--ops`` operations on it
+(``eval/concurrency_worker.py``):
+
+* ``appends``: appends only, each with a key;
+* ``mixed``: appends and composes alternating;
+* ``composes``: composes only, on a conversation of 200 turns.
+
+It prints, per round, operations per second (all processes together, from the start signal to
+the last process's end), appends per second, the errors the processes saw, and the check of
+the stored conversation: every acknowledged append stored exactly once, at the index it
+returned, each writer's turns in its own order.  Timings vary with the machine; the checks do
+not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER = Path(__file__).resolve().parent / "concurrency_worker.py"
+sys.path.insert(0, str(WORKER.parent))
+from concurrency_worker import is_append, writer_text  # noqa: E402
+
+WORKLOADS = {"appends": 1.0, "mixed": 0.5, "composes": 0.0}
+_PRELOAD = 200  # turns in the conversation before a composes-only round
+
+
+@dataclass
+class Backend:
+    """Where the workers' store is: a SQLite file, or a PostgreSQL DSN and schema."""
+
+    kind: str
+    location: str
+    schema: str = "-"
+
+    def store(self) -> Any:
+        from yait_byheart.store import PostgresStore, SQLiteStore
+
+        if self.kind == "sqlite":
+            return SQLiteStore(self.location)
+        return PostgresStore(self.location, schema=self.schema)
+
+
+@dataclass
+class Worker:
+    """What one worker process reported."""
+
+    writer: str
+    acks: list[tuple[int, int]] = field(default_factory=list)  # (operation, turn index)
+    composes: int = 0
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    finished: bool = False
+
+
+def spawn(backend: Backend, conversation: str, writer: str, ops: int, mix: float,
+          first: int = 0) -> subprocess.Popen[str]:  # fmt: skip
+    """A worker process, started and ready (it waits for "go" on stdin)."""
+    args = [sys.executable, str(WORKER), backend.kind, backend.location, backend.schema,
+            conversation, writer, str(ops), str(mix), str(first)]  # fmt: skip
+    path = [p for p in (os.environ.get("PYTHONPATH"), str(ROOT)) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env=env, cwd=ROOT)  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if line != "ready\n":
+        proc.kill()
+        raise RuntimeError(f"worker {writer} could not open the store: {line!r}")
+    return proc
+
+
+def go(procs: Sequence[subprocess.Popen[str]]) -> None:
+    """Start every ready worker at once."""
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+
+
+def parse(writer: str, output: str) -> Worker:
+    """A worker's printed lines, read back."""
+    worker = Worker(writer)
+    for line in output.splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "a":
+            i, index = rest.split()
+            worker.acks.append((int(i), int(index)))
+        elif kind == "c":
+            worker.composes += 1
+        elif kind == "e":
+            worker.errors.append(rest)
+        elif kind == "done":
+            worker.seconds, worker.finished = float(rest), True
+    return worker
+
+
+def run(backend: Backend, conversation: str, procs: int, ops: int, mix: float,
+        timeout: float = 300.0) -> list[Worker]:  # fmt: skip
+    """`procs` workers doing `ops` operations each on one conversation, started together."""
+    writers = [f"w{k}" for k in range(procs)]
+    started = [spawn(backend, conversation, w, ops, mix) for w in writers]
+    go(started)
+    out = []
+    for writer, proc in zip(writers, started, strict=True):
+        stdout, _ = proc.communicate(timeout=timeout)
+        worker = parse(writer, stdout)
+        if proc.returncode != 0:
+            worker.errors.append(f"exit code {proc.returncode}")
+        out.append(worker)
+    return out
+
+
+def check(stored: list[str], workers: Sequence[Worker], extra: int = 0) -> list[str]:
+    """What is wrong with the stored texts given what the workers were told (empty: nothing).
+
+    Every acknowledged append is stored exactly once at the index it returned, each writer's
+    turns are in its own order, and nothing else was stored beyond `extra` turns (those stored
+    before, or in flight when a worker was killed).
+    """
+    problems: list[str] = []
+    count: dict[str, int] = {}
+    for text in stored:
+        count[text] = count.get(text, 0) + 1
+    problems += [f"stored {n} times: {t!r}" for t, n in count.items() if n > 1]
+    acked = 0
+    for worker in workers:
+        last = -1
+        for i, index in worker.acks:
+            text = writer_text(worker.writer, i)
+            if not 0 <= index < len(stored) or stored[index] != text:
+                problems.append(f"{worker.writer} op {i}: acknowledged as turn {index}, not there")
+            if index <= last:
+                problems.append(f"{worker.writer} op {i}: turn {index} is not after turn {last}")
+            last = index
+        acked += len(worker.acks)
+    if len(stored) > acked + extra:
+        problems.append(f"{len(stored)} turns stored, {acked} acknowledged, {extra} expected besides")
+    return problems
+
+
+def stored_texts(backend: Backend, conversation: str) -> list[str]:
+    with backend.store() as store:
+        return [str(t["text"]) for t in store.export(conversation)["turns"]]
+
+
+def preload(backend: Backend, conversation: str, turns: int) -> None:
+    with backend.store() as store:
+        mem = store.open(conversation, budget=2_000)
+        for i in range(turns):
+            mem.append("assistant", writer_text("pre", i))
+
+
+@dataclass
+class Row:
+    backend: str
+    procs: int
+    workload: str
+    ops_per_s: float
+    appends_per_s: float
+    errors: int
+    problems: int
+
+
+def round_row(backend: Backend, procs: int, ops: int, workload: str) -> Row:
+    conversation = f"bench-{uuid.uuid4().hex[:10]}"
+    mix = WORKLOADS[workload]
+    extra = 0
+    if workload == "composes":
+        preload(backend, conversation, _PRELOAD)
+        extra = _PRELOAD
+    workers = run(backend, conversation, procs, ops, mix)
+    seconds = max((w.seconds for w in workers), default=0.0) or float("nan")
+    appends = sum(len(w.acks) for w in workers)
+    done = appends + sum(w.composes for w in workers)
+    errors = sum(len(w.errors) for w in workers)
+    stored = stored_texts(backend, conversation)
+    problems = check(stored[extra:], workers) if not extra else check(stored, workers, extra)
+    for worker in workers:
+        for error in worker.errors[:3]:
+            print(f"  {worker.writer}: {error}", file=sys.stderr)
+    for problem in problems[:5]:
+        print(f"  problem: {problem}", file=sys.stderr)
+    return Row(backend.kind, procs, workload, done / seconds, appends / seconds, errors,
+               len(problems))  # fmt: skip
+
+
+def table(rows: Sequence[Row]) -> str:
+    lines = [
+        "| backend | processes | workload | operations/s | appends/s | errors | stored wrong |",
+        "|---|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r.backend} | {r.procs} | {r.workload} | {r.ops_per_s:,.0f} | "
+            f"{r.appends_per_s:,.0f} | {r.errors} | {r.problems} |"
+        )
+    return "\n".join(lines)
+
+
+def backends(args: argparse.Namespace, folder: str) -> list[Backend]:
+    out = [Backend("sqlite", os.path.join(folder, "bench.db"))]
+    dsn = args.pg or os.environ.get("BYHEART_TEST_PG_DSN", "")
+    if dsn and not args.no_pg:
+        out.append(Backend("postgres", dsn, "bench_" + uuid.uuid4().hex[:10]))
+    return out
+
+
+def drop_schema(backend: Backend) -> None:
+    if backend.kind == "postgres":
+        import psycopg
+
+        with psycopg.connect(backend.location, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {backend.schema} CASCADE")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval bench-concurrency", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--procs", default="1,2,4,8", help="process counts (default 1,2,4,8)")
+    parser.add_argument("--ops", type=int, default=200, help="operations per process")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS), help="which workloads")
+    parser.add_argument("--pg", default="", help="PostgreSQL DSN (default $BYHEART_TEST_PG_DSN)")
+    parser.add_argument("--no-pg", action="store_true", help="SQLite only")
+    args = parser.parse_args(argv)
+    counts = [int(n) for n in args.procs.split(",")]
+    workloads = [w for w in args.workloads.split(",") if w]
+    unknown = [w for w in workloads if w not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workload {unknown[0]!r}; choose from {', '.join(WORKLOADS)}")
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="byheart-bench-") as folder:
+        for backend in backends(args, folder):
+            try:
+                for workload in workloads:
+                    for procs in counts:
+                        rows.append(round_row(backend, procs, args.ops, workload))
+                        print(table(rows[-1:]).splitlines()[-1], file=sys.stderr)
+            finally:
+                drop_schema(backend)
+    print(f"{args.ops} operations per process; python -m eval bench-concurrency "
+          f"--procs {args.procs} --ops {args.ops}")  # fmt: skip
+    print(table(rows))
+    failed = sum(r.errors + r.problems for r in rows)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
