@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).resolve().parent / "concurrency_worker.py"
 sys.path.insert(0, str(WORKER.parent))
-from concurrency_worker import is_append, writer_text  # noqa: E402
+from concurrency_worker import writer_text  # noqa: E402
 
 WORKLOADS = {"appends": 1.0, "mixed": 0.5, "composes": 0.0}
 _PRELOAD = 200  # turns in the conversation before a composes-only round
@@ -150,7 +150,9 @@ def check(stored: list[str], workers: Sequence[Worker], extra: int = 0) -> list[
             last = index
         acked += len(worker.acks)
     if len(stored) > acked + extra:
-        problems.append(f"{len(stored)} turns stored, {acked} acknowledged, {extra} expected besides")
+        problems.append(
+            f"{len(stored)} turns stored, {acked} acknowledged, {extra} expected besides"
+        )
     return problems
 
 
@@ -230,8 +232,11 @@ def drop_schema(backend: Backend) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval bench-concurrency", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="python -m eval bench-concurrency",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--procs", default="1,2,4,8", help="process counts (default 1,2,4,8)")
     parser.add_argument("--ops", type=int, default=200, help="operations per process")
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="which workloads")
