@@ -1,27 +1,31 @@
 """Many processes, one conversation: throughput and errors of the store (issue 24).
 
-    python -m eval bench-concurrency [--procs 1,2,4,8] [--ops 200] [--pg DSN] [--no-pg]
+    python -m eval bench-concurrency [--procs 1,2,4,8] [--ops 200] [--append-ops 1000]
+                                     [--rounds 3] [--pg DSN] [--no-pg]
 
 For each backend (SQLite in a temporary folder; PostgreSQL in a throwaway schema when a DSN is
 given or ``BYHEART_TEST_PG_DSN`` is set) and each number of processes, every process opens one
-shared conversation and, once all are ready, runs ``--ops`` operations on it
+shared conversation (a new one each round) and, once all are ready, runs its operations on it
 (``eval/concurrency_worker.py``):
 
-* ``appends``: appends only, each with a key;
-* ``mixed``: appends and composes alternating;
-* ``composes``: composes only, on a conversation of 200 turns.
+* ``appends``: ``--append-ops`` appends each (a 200-append run of one writer lasts a few
+  hundredths of a second: too short to time), each with a key;
+* ``mixed``: ``--ops`` operations each, appends and composes alternating;
+* ``composes``: ``--ops`` composes each, on a conversation of 200 turns.
 
-It prints, per round, operations per second (all processes together, from the start signal to
-the last process's end), appends per second, the errors the processes saw, and the check of
-the stored conversation: every acknowledged append stored exactly once, at the index it
-returned, each writer's turns in its own order.  Timings vary with the machine; the checks do
-not.
+It prints operations per second (all processes together, from the start signal to the last
+process's end; the median of ``--rounds`` rounds, the process counts alternating within each
+round so that the machine's load changes hit them alike), appends per second, the errors the
+processes saw (all rounds), and how many checks of the stored conversation failed: every
+acknowledged append stored exactly once, at the index it returned, each writer's turns in its
+own order.  Timings vary with the machine; the checks do not.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -180,6 +184,7 @@ class Row:
 
 
 def round_row(backend: Backend, procs: int, ops: int, workload: str) -> Row:
+    """One round: `procs` processes doing `ops` operations each on a new conversation."""
     conversation = f"bench-{uuid.uuid4().hex[:10]}"
     mix = WORKLOADS[workload]
     extra = 0
@@ -200,6 +205,25 @@ def round_row(backend: Backend, procs: int, ops: int, workload: str) -> Row:
         print(f"  problem: {problem}", file=sys.stderr)
     return Row(backend.kind, procs, workload, done / seconds, appends / seconds, errors,
                len(problems))  # fmt: skip
+
+
+def median_row(rounds: Sequence[Row]) -> Row:
+    """The rounds of one setting as one row: median speeds, every error and problem counted."""
+    first = rounds[0]
+    return Row(first.backend, first.procs, first.workload,
+               statistics.median(r.ops_per_s for r in rounds),
+               statistics.median(r.appends_per_s for r in rounds),
+               sum(r.errors for r in rounds), sum(r.problems for r in rounds))  # fmt: skip
+
+
+def rows_of(backend: Backend, workload: str, counts: Sequence[int], ops: int,
+            rounds: int) -> list[Row]:  # fmt: skip
+    """One row per process count: `rounds` rounds, the counts alternating within each."""
+    runs: dict[int, list[Row]] = {n: [] for n in counts}
+    for _round in range(rounds):
+        for n in counts:
+            runs[n].append(round_row(backend, n, ops, workload))
+    return [median_row(runs[n]) for n in counts]
 
 
 def table(rows: Sequence[Row]) -> str:
@@ -239,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--procs", default="1,2,4,8", help="process counts (default 1,2,4,8)")
     parser.add_argument("--ops", type=int, default=200, help="operations per process")
+    parser.add_argument("--append-ops", type=int, default=1000, help="appends per process")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds; medians are shown")
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="which workloads")
     parser.add_argument("--pg", default="", help="PostgreSQL DSN (default $BYHEART_TEST_PG_DSN)")
     parser.add_argument("--no-pg", action="store_true", help="SQLite only")
@@ -253,13 +279,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         for backend in backends(args, folder):
             try:
                 for workload in workloads:
-                    for procs in counts:
-                        rows.append(round_row(backend, procs, args.ops, workload))
-                        print(table(rows[-1:]).splitlines()[-1], file=sys.stderr)
+                    ops = args.append_ops if workload == "appends" else args.ops
+                    rows += rows_of(backend, workload, counts, ops, args.rounds)
+                    print(table(rows[-len(counts) :]), file=sys.stderr)
             finally:
                 drop_schema(backend)
-    print(f"{args.ops} operations per process; python -m eval bench-concurrency "
-          f"--procs {args.procs} --ops {args.ops}")  # fmt: skip
+    print(
+        f"python -m eval bench-concurrency --procs {args.procs} --ops {args.ops} "
+        f"--append-ops {args.append_ops} --rounds {args.rounds}"
+    )
     print(table(rows))
     failed = sum(r.errors + r.problems for r in rows)
     return 1 if failed else 0

@@ -76,8 +76,8 @@ def test_bench_store_runs_through_the_dispatcher(capsys: pytest.CaptureFixture[s
 def test_bench_concurrency_prints_its_table_and_checks_the_store(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    argv = ["bench-concurrency", "--procs", "1,2", "--ops", "12", "--no-pg", "--workloads",
-            "appends,mixed"]  # fmt: skip
+    argv = ["bench-concurrency", "--procs", "1,2", "--ops", "12", "--append-ops", "12",
+            "--rounds", "1", "--no-pg", "--workloads", "appends,mixed"]  # fmt: skip
     assert main(argv) == 0  # 1 would mean errors, or a stored conversation that was wrong
     rows = [
         ln.split(" | ")

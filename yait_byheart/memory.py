@@ -299,18 +299,30 @@ class Memory:
         self, journal: SharedJournal, call: str, turn: Turn, key: str | None,
         check: Callable[[], None],
     ) -> int:  # fmt: skip
-        """Append through a journal other writers share: at the next index the store holds."""
-        try:
-            staged: int | _Staged | None = self._stage(call, turn, key, check)
-        except ValueError:
-            staged = None  # perhaps valid after another writer's turns: decided below
+        """Append through a journal other writers share: at the next index the store holds.
+
+        Where the store makes it cheap (`journal.tries`), first as a conditional write that
+        fails if another writer appended since this Memory last looked (then it catches up
+        and tries again); at last with the conversation held, so that the append cannot be
+        overtaken, after catching up without holding it: little is left to apply in there.
+        """
+        staged: int | _Staged | None = None
+        if journal.tries:
+            try:
+                staged = self._stage(call, turn, key, check)
+            except ValueError:
+                staged = None  # perhaps valid after another writer's turns: decided with them
+        for _attempt in range(journal.tries):
+            if isinstance(staged, int):
+                return staged  # the key is known, and keys are never reused
+            if staged is not None and journal.turn_appended(staged.index, staged.record):
+                self._store_turn(staged)
+                return staged.index
+            staged = self._caught_up(journal, call, turn, key, check)
+        if not journal.tries:
+            staged = self._caught_up(journal, call, turn, key, check)
         if isinstance(staged, int):
-            return staged  # the key is known, and keys are never reused
-        if staged is not None and journal.turn_appended(staged.index, staged.record):
-            self._store_turn(staged)
-            return staged.index
-        # Another writer appended first (or the store appends only under its lock): catch up
-        # with the conversation held, so the append below gets the next index.
+            return staged
         with journal.follow(len(self._conv), hold=True) as stored:
             if stored or staged is None:
                 self._apply(stored)
@@ -321,6 +333,15 @@ class Memory:
                 raise RuntimeError(f"{call}: the store refused an append made under its lock")
         self._store_turn(staged)
         return staged.index
+
+    def _caught_up(
+        self, journal: SharedJournal, call: str, turn: Turn, key: str | None,
+        check: Callable[[], None],
+    ) -> int | _Staged:  # fmt: skip
+        """The turn staged after applying what other writers stored (without holding it)."""
+        with journal.follow(len(self._conv)) as stored:
+            self._apply(stored)
+        return self._stage(call, turn, key, check)
 
     def _stage(
         self, call: str, turn: Turn, key: str | None, check: Callable[[], None]

@@ -155,7 +155,15 @@ class SharedJournal(Journal, Protocol):
 
     Before a bound Memory appends, composes or redacts, it reads what other writers stored
     and applies it, so it never acts on a stale conversation and never has to be reopened.
+    An append is first tried `tries` times without holding the conversation (each a write that
+    fails if another writer appended since, followed by catching up), then inside
+    `follow(hold=True)`; 0 appends only there.
     """
+
+    @property
+    def tries(self) -> int:
+        """Appends tried without holding the conversation before one inside it (0: none)."""
+        ...
 
     def follow(self, turns: int, *, hold: bool = False) -> AbstractContextManager[StoredTurns]:
         """A block that yields what other writers stored that this Memory has not seen.
@@ -163,10 +171,8 @@ class SharedJournal(Journal, Protocol):
         That is every turn record from index `turns` on and the earlier turns they rewrote
         (redactions), in index order; they count as seen once the block ends without an
         error. With `hold=True` no other writer can append until the block ends, so an
-        append made inside it gets the next index. `turn_appended` returns False when it
-        stored nothing because another writer appended first (or because this journal only
-        appends inside `follow(hold=True)`); the Memory then follows with `hold=True` and
-        appends there.
+        append made inside it gets the next index. Outside that block `turn_appended` returns
+        False when it stored nothing because another writer appended first.
         """
         ...
 

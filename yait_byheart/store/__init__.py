@@ -480,6 +480,7 @@ class SQLiteStore(_Store):
         where = f"SQLiteStore({self.path!r})"
         _check_sqlite_path(where, self.path)
         self._dialect = Dialect()
+        self._dialect.timeout = float(timeout)
         try:
             # Autocommit mode: every transaction is explicit, so none is left open by accident.
             self._conn = sqlite3.connect(

@@ -145,7 +145,7 @@ class StoreCore:
     def _transaction(self, begin: str) -> Iterator[Any]:
         """`begin` ... COMMIT, or ROLLBACK if the block raises (`_Undo` included)."""
         conn = self._conn
-        conn.execute(begin)
+        self._dialect.begin(conn, begin)
         try:
             yield conn
         except BaseException:

@@ -89,13 +89,16 @@ class Journal:
             store._b_append_held(conn, self._conv, index, dumps(record))
             self._held = (conn, seq + 1)
             return True
-        if not store._dialect.appends_first:
-            return False  # only under the lock: the Memory follows with hold=True
         store._check_open(f"{_APPEND} (bound to {type(store).__name__})")
         if not store._b_append_if(self._conv, self._seq, index, dumps(record)):
             return False
         self._seq += 1
         return True
+
+    @property
+    def tries(self) -> int:
+        """Appends tried without holding the conversation (`SharedJournal.tries`)."""
+        return self._store._dialect.unlocked_tries
 
     def turn_redacted(self, index: int, record: dict[str, Any]) -> None:
         call = f"{_REDACT} (bound to {type(self._store).__name__})"
