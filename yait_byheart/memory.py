@@ -182,6 +182,7 @@ class Memory:
         self._keys: dict[str, int] = {}  # idempotency key -> turn index
         self._key_at: dict[int, str] = {}  # turn index -> its key, for the saved records
         self._fits: dict[str, Any] | None = None  # what the kept context was chosen for
+        self._contended = False  # another writer appended while this one waited, lately
         self._snapshot_stretches = 0
 
     def __len__(self) -> int:
@@ -304,10 +305,14 @@ class Memory:
         Where the store makes it cheap (`journal.tries`), first as a conditional write that
         fails if another writer appended since this Memory last looked (then it catches up
         and tries again); at last with the conversation held, so that the append cannot be
-        overtaken, after catching up without holding it: little is left to apply in there.
+        overtaken (when other writers are busy, after catching up without holding it, so
+        that little is left to apply in there).
         """
         staged: int | _Staged | None = None
-        if journal.tries:
+        # Catch up first without holding the conversation only when other writers were busy
+        # lately: alone, that read would be one more per append, and find nothing.
+        early = not journal.tries and self._contended
+        if not early:
             try:
                 staged = self._stage(call, turn, key, check)
             except ValueError:
@@ -319,11 +324,12 @@ class Memory:
                 self._store_turn(staged)
                 return staged.index
             staged = self._caught_up(journal, call, turn, key, check)
-        if not journal.tries:
+        if early:
             staged = self._caught_up(journal, call, turn, key, check)
         if isinstance(staged, int):
             return staged
         with journal.follow(len(self._conv), hold=True) as stored:
+            self._contended = bool(stored)
             if stored or staged is None:
                 self._apply(stored)
                 staged = self._stage(call, turn, key, check)

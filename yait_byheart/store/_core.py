@@ -220,8 +220,8 @@ class StoreCore:
     def _b_snapshot(self, conv: int, seq: int, data: bytes) -> bool:
         """Store an index snapshot if the conversation's seq is still `seq`; False if not."""
         with self._lock:
-            cur = self._conn.execute(self._dialect.sql["write_snapshot"], (data, conv, seq))
-            return bool(cur.rowcount == 1)
+            statement = self._dialect.sql["write_snapshot"]
+            return self._dialect.write_one(self._conn, statement, (data, conv, seq)) == 1
 
     # -- what a bound Memory's journal does -------------------------------------------------
 
@@ -233,7 +233,7 @@ class StoreCore:
         those appends bumped seq, every redacted earlier turn (checked against the Memory's
         own).  Inside a held transaction `conn` (the conversation locked), else one snapshot.
         """
-        q, label, lock = self._dialect.sql, self._label(), self._dialect.lock_conversation
+        q, lock = self._dialect.sql, self._dialect.lock_conversation
         with self._lock:
             db = self._conn if conn is None else conn
             if conn is not None and lock:
@@ -246,6 +246,9 @@ class StoreCore:
             rewritten = []
             if now - seq > len(tail):  # a redaction (or a repair) since: find which turns
                 rewritten = db.execute(q["redacted"], (conv, turns, _REDACTED)).fetchall()
+        if not tail and not rewritten:
+            return now, []
+        label = self._label()
         redacted = turn_records(label, name, [(int(i), r) for i, r in rewritten])
         return now, [*redacted, *turn_records(label, name, tail, turns)]
 
@@ -291,7 +294,8 @@ class StoreCore:
         process's cache of what it sent, and the last writer's is as good as any."""
         self._check_open(call)
         with self._lock:
-            if self._conn.execute(self._dialect.sql["write_state"], (payload, conv)).rowcount != 1:
+            statement = self._dialect.sql["write_state"]
+            if self._dialect.write_one(self._conn, statement, (payload, conv)) != 1:
                 raise self._gone(call, name)
 
     def _b_set_aside(self, name: str, damages: list[Damage], placeholder: str, head: str) -> int:

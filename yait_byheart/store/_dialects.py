@@ -74,6 +74,18 @@ class Dialect:
         finally:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
 
+    def write_one(self, conn: Any, statement: str, params: tuple[Any, ...]) -> int:
+        """Run one write statement in its own transaction (waiting as `begin` does); its
+        rowcount."""
+        self.begin(conn, self.write_begin)
+        try:
+            count = int(conn.execute(statement, params).rowcount)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return count
+
     def begin_setup(self, conn: Any, where: str) -> None:
         """Open the transaction that checks, creates or upgrades the tables."""
         try:
@@ -185,6 +197,9 @@ class PostgresDialect(Dialect):
 
     def begin(self, conn: Any, statement: str) -> None:
         conn.execute(statement)  # row locks wait in the server's queue
+
+    def write_one(self, conn: Any, statement: str, params: tuple[Any, ...]) -> int:
+        return int(conn.execute(statement, params).rowcount)  # autocommit: one round trip
 
     def begin_setup(self, conn: Any, where: str) -> None:
         conn.execute(self.write_begin)
