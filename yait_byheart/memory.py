@@ -510,6 +510,10 @@ class Memory:
         """Rebuild a Memory saved by `to_dict`; `settings` override the saved ones and must
         supply every callable the data names (`config["callables"]`).
 
+        The sticky selection is kept only if it was chosen under the same `budget`, `chunk`,
+        `stability` and `ceiling` over the same entries; otherwise it is discarded and the next
+        compose selects afresh (a smaller budget cuts the same turns into other entries).
+
         Args:
             data: What `to_dict` returned (after a JSON round trip, if you like).
             index_snapshot: Bytes from `Memory.index_snapshot`, as stores keep them: used

@@ -183,6 +183,10 @@ class _Store(StoreCore):
         :class:`UnknownConversationError` instead of creating.  A ``retriever`` with a str
         attribute ``name`` and an attribute ``cache`` that is None is given
         ``store.vectors(conversation, retriever.name)`` as its cache, before the Memory is built.
+
+        The Memory follows the store: before each append, compose and redaction it applies what
+        other processes (or other opens) stored since, and its appends take the next index.
+        A stored sticky selection chosen under other settings is discarded, not trusted.
         """
         call = f"{self._kind}.open"
         name = _check_id(call, conversation)
