@@ -31,6 +31,7 @@ import sys
 import tempfile
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,9 +99,10 @@ def go(procs: Sequence[subprocess.Popen[str]]) -> None:
 
 
 def parse(writer: str, output: str) -> Worker:
-    """A worker's printed lines, read back."""
+    """A worker's printed lines, read back (a last line cut short by a kill is not one)."""
     worker = Worker(writer)
-    for line in output.splitlines():
+    lines = output.split("\n")[:-1]  # what follows the last newline was cut short, or empty
+    for line in lines:
         kind, _, rest = line.partition(" ")
         if kind == "a":
             i, index = rest.split()
@@ -120,9 +122,11 @@ def run(backend: Backend, conversation: str, procs: int, ops: int, mix: float,
     writers = [f"w{k}" for k in range(procs)]
     started = [spawn(backend, conversation, w, ops, mix) for w in writers]
     go(started)
+    # Read every worker's output at once: a pipe nobody reads fills and stalls its writer.
+    with ThreadPoolExecutor(len(started)) as pool:
+        outputs = list(pool.map(lambda p: p.communicate(timeout=timeout)[0], started))
     out = []
-    for writer, proc in zip(writers, started, strict=True):
-        stdout, _ = proc.communicate(timeout=timeout)
+    for writer, proc, stdout in zip(writers, started, outputs, strict=True):
         worker = parse(writer, stdout)
         if proc.returncode != 0:
             worker.errors.append(f"exit code {proc.returncode}")

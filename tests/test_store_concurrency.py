@@ -9,6 +9,7 @@ import json
 import random
 import signal
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -68,15 +69,23 @@ def test_killed_mid_batch_and_retried_with_keys_stores_each_once(backend: Backen
     where = workers_of(backend)
     many = 100_000  # more than any machine appends before the kill
     procs = [bench.spawn(where, "k", f"w{n}", many, 1.0) for n in range(2)]
+    outputs: list[list[str]] = [[], []]
+    readers = [  # drained as they write: a full pipe would stall them before the kill
+        threading.Thread(target=lambda p=p, o=o: o.extend(p.stdout), daemon=True)
+        for p, o in zip(procs, outputs, strict=True)
+    ]
+    for reader in readers:
+        reader.start()
     bench.go(procs)
     time.sleep(random.Random(seed).uniform(0.3, 0.8))
     for proc in procs:
         proc.send_signal(signal.SIGKILL)
     killed = []
-    for n, proc in enumerate(procs):
-        out, _ = proc.communicate(timeout=60)
+    for n, (proc, reader) in enumerate(zip(procs, readers, strict=True)):
+        proc.wait(timeout=60)
+        reader.join(timeout=60)
         assert proc.returncode == -signal.SIGKILL, "a worker finished before it was killed"
-        killed.append(bench.parse(f"w{n}", out))
+        killed.append(bench.parse(f"w{n}", "".join(outputs[n])))
     acked = [len(w.acks) for w in killed]
     assert all(acked), f"seed {seed}: no append was acknowledged before the kill"
     stored = bench.stored_texts(where, "k")

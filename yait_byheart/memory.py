@@ -328,16 +328,25 @@ class Memory:
             staged = self._caught_up(journal, call, turn, key, check)
         if isinstance(staged, int):
             return staged
+        return self._add_held(journal, call, turn, key, check, staged)
+
+    def _add_held(
+        self, journal: SharedJournal, call: str, turn: Turn, key: str | None,
+        check: Callable[[], None], staged: _Staged | None,
+    ) -> int:  # fmt: skip
+        """Append with the conversation held: after what other writers stored, at the next
+        index (`staged`, decided before, holds unless they stored something)."""
         with journal.follow(len(self._conv), hold=True) as stored:
             self._contended = bool(stored)
             if stored or staged is None:
                 self._apply(stored)
-                staged = self._stage(call, turn, key, check)
-                if isinstance(staged, int):
-                    return staged
+                restaged = self._stage(call, turn, key, check)
+                if isinstance(restaged, int):
+                    return restaged
+                staged = restaged
             if not journal.turn_appended(staged.index, staged.record):
                 raise RuntimeError(f"{call}: the store refused an append made under its lock")
-        self._store_turn(staged)
+        self._store_turn(staged)  # committed: the block ended without an error
         return staged.index
 
     def _caught_up(

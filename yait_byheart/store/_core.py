@@ -262,7 +262,7 @@ class StoreCore:
     def _b_append_if(self, conv: int, seq: int, index: int, payload: str) -> bool:
         """Store turn `index` if the conversation's seq is still `seq` (bumping it), in one
         statement; False (nothing stored) if another writer wrote first."""
-        statement = self._dialect.one_statement["append"]
+        statement = self._dialect.append_if
         with self._lock:
             try:
                 return bool(
@@ -274,7 +274,7 @@ class StoreCore:
     def _b_append_held(self, conn: Any, conv: int, index: int, payload: str) -> None:
         """Store turn `index` inside a held transaction: the index is known to be the next."""
         q = self._dialect.sql
-        conn.execute(q["append_turn"], (conv, index, payload))
+        conn.execute(q["insert_turn"], (conv, index, payload))
         conn.execute(q["bump_seq"], (conv,))
 
     def _b_rewrite(self, call: str, name: str, conv: int, index: int, payload: str) -> None:
@@ -345,10 +345,6 @@ class StoreCore:
         with self._lock:
             rows = self._conn.execute(self._dialect.sql["quarantined"], (name,)).fetchall()
         return [(str(t), None if i is None else int(i), str(p)) for t, i, p in rows]
-
-    def _b_exists(self, conv: int) -> bool:
-        with self._lock:
-            return self._conn.execute(self._dialect.sql["exists"], (conv,)).fetchone() is not None
 
     def _b_names(self, user: str | None) -> list[str]:
         q = self._dialect.sql

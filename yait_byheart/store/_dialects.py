@@ -38,8 +38,9 @@ class Dialect:
     raw = "CAST({} AS BLOB)"
     #: Whether a deletion or a redaction purges old bytes at once (cheap here, see `purge`).
     purges_implicitly = True
-    #: Writes done in one statement, outside a transaction (op -> statement).
-    one_statement: dict[str, str] = {}  # noqa: RUF012 (read only)
+    #: The append tried without holding the conversation: stores turn `idx` only if the seq is
+    #: still the one given, bumping it (params conv, seq, idx, record); "" where never tried.
+    append_if = ""
     types = sql.SQLITE_TYPES
     # For the error about a database of another application.
     holds_other = "a SQLite database of something else (tables: %s)"
@@ -185,12 +186,9 @@ class PostgresDialect(Dialect):
             f"WITH bump AS (UPDATE {s}conversations SET seq = seq + 1 "
             f"WHERE id = %s AND seq = %s RETURNING id) "
         )
-        self.one_statement = {
-            "append": bump
-            + f"INSERT INTO {s}turns (conv, idx, record) SELECT id, %s, %s FROM bump",
-            "state": bump + f"INSERT INTO {s}state (conv, state) SELECT id, %s FROM bump "
-            f"ON CONFLICT (conv) DO UPDATE SET state = excluded.state",
-        }
+        self.append_if = (
+            bump + f"INSERT INTO {s}turns (conv, idx, record) SELECT id, %s, %s FROM bump"
+        )
 
     def in_transaction(self, conn: Any) -> bool:
         return bool(conn.info.transaction_status != 0)  # 0: idle

@@ -75,11 +75,9 @@ since: SELECT c.seq, t.idx, {raw_t_record} FROM {s}conversations c
 redacted: SELECT idx, {raw_record} FROM {s}turns WHERE conv = ? AND idx < ? AND record LIKE ?
     ORDER BY idx
 lock_conversation: SELECT seq FROM {s}conversations WHERE id = ? FOR UPDATE
-append_turn: INSERT INTO {s}turns (conv, idx, record) VALUES (?, ?, ?)
 bump_seq: UPDATE {s}conversations SET seq = seq + 1 WHERE id = ?
 write_state: INSERT INTO {s}state (conv, state) SELECT id, ? FROM {s}conversations WHERE id = ?
     ON CONFLICT (conv) DO UPDATE SET state = excluded.state
-all_conversations: SELECT id, name FROM {s}conversations ORDER BY name
 set_aside: INSERT INTO {s}quarantine (conv, tbl, idx, data, problem) VALUES (?, ?, ?, ?, ?)
 put_turn: INSERT INTO {s}turns (conv, idx, record) VALUES (?, ?, ?)
     ON CONFLICT (conv, idx) DO UPDATE SET record = excluded.record
@@ -96,11 +94,8 @@ conversation_id: SELECT id FROM {s}conversations WHERE name = ?
 insert_turn: INSERT INTO {s}turns (conv, idx, record) VALUES (?, ?, ?)
 insert_state: INSERT INTO {s}state (conv, state) VALUES (?, ?)
 insert_snapshot: INSERT INTO {s}snapshots (conv, data) VALUES (?, ?)
-bump: UPDATE {s}conversations SET seq = seq + 1 WHERE id = ? AND seq = ?
 rewrite_turn: UPDATE {s}turns SET record = ? WHERE conv = ? AND idx = ?
 drop_snapshot: DELETE FROM {s}snapshots WHERE conv = ?
-upsert_state: INSERT INTO {s}state (conv, state) VALUES (?, ?)
-    ON CONFLICT (conv) DO UPDATE SET state = excluded.state
 write_snapshot: INSERT INTO {s}snapshots (conv, data)
     SELECT id, ? FROM {s}conversations WHERE id = ? AND seq = ?
     ON CONFLICT (conv) DO UPDATE SET data = excluded.data
