@@ -21,6 +21,7 @@ class Command(NamedTuple):
 COMMANDS: dict[str, Command] = {
     "locomo": Command("eval.locomo.cli", "LoCoMo: recall, live replay, outside knowledge"),
     "xquad": Command("eval.xquad", "XQuAD: retrieval and sizes in six languages"),
+    "longmemeval": Command("eval.longmemeval.cli", "LongMemEval_s: evidence turns sent, live"),
     "ablate": Command("eval.ablate", "LoCoMo recall per Tuning override (the ablation table)"),
     "bench-live": Command("eval.bench_live", "live-loop speed and memory, issue 19's floors"),
     "bench-store": Command("eval.bench_store", "durable store speed (SQLite, PostgreSQL)"),

@@ -24,6 +24,7 @@ from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import ANSWERABLE, Conversation, load
 from eval.locomo.offline import Scored, Spec, run
 from eval.locomo.systems import Byheart
+from eval.sources import locomo_missing
 from yait_byheart import Tuning
 
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -57,6 +58,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "kept, drop query terms in > 20 % of stretches": {"common_share": 0.2},
     # Rule 3's strong join (Tuning.strong_join, kept 0.75): off, and the 0.5 that was dropped.
     "kept, no strong join": {"strong_join": 1.0},
+    "kept, long turns cut only at the cap": {"cut_over": 0.0},
+    "kept, 300-char stretches at every budget": {"stretches_per_budget": 0.0},
     "kept, strong join at 0.5 of the best": {"strong_join": 0.5},
     # Finer stretches: a stretch may close at either speaker's turn, and 40 fit a budget (one
     # turn each at 4,000, one or two at 8,000; 20,000 keeps 300), smoothed over more neighbours.
@@ -129,8 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--rows: unknown {unknown}; rows: {', '.join(VARIANTS)}")
     if not args.budgets or min(args.budgets) < 1:
         parser.error("--budgets: give one or more budgets >= 1")
-    if not Path(args.data).is_file():
-        parser.error(f"--data: {args.data} is not a file; pass the LoCoMo JSON")
+    gone = locomo_missing("python -m eval ablate", args.data)
+    if gone is not None:
+        return gone
     jobs = [(args.data, n, r, b) for n in args.rows for r in args.regimes for b in args.budgets]
     cells: dict[tuple[str, str], list[str]] = {}
     with ProcessPoolExecutor(max(1, args.workers)) as ex:

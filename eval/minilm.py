@@ -88,7 +88,7 @@ class HybridMiniLMSum(Hybrid):
         super().__init__(shared(), weight=1.0)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     """`python -m eval.minilm [--data PATH] [BUDGET ...]`: the live replay (prefix reuse) with
     the hybrid, sticky, on the LoCoMo dev file (default budget 8,000)."""
     import argparse
@@ -96,11 +96,15 @@ def main(argv: list[str] | None = None) -> None:
     from eval.locomo import live
     from eval.locomo.cli import DEFAULT_DATA
     from eval.locomo.data import load
+    from eval.sources import locomo_missing
 
     p = argparse.ArgumentParser(prog="python -m eval.minilm")
     p.add_argument("budgets", type=int, nargs="*", default=[8_000])
     p.add_argument("--data", type=Path, default=DEFAULT_DATA)
     args = p.parse_args(argv)
+    gone = locomo_missing("python -m eval minilm", args.data)
+    if gone is not None:
+        return gone
     budgets = args.budgets
     conversations = load(args.data)
     print("| budget | calls counted | calls | prefix reused | billed / uncached | rebuilds |")
@@ -115,7 +119,8 @@ def main(argv: list[str] | None = None) -> None:
             r = ledger.summary()
             print(f"| {budget:,} | {name} | {r['calls']:,} | {100 * r['hit_rate']:.1f} % "
                   f"| {r['billed_ratio']:.3f} | {r['rebuilds']} |", flush=True)  # fmt: skip
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

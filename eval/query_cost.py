@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from eval.bench_live import Talk
 from eval.locomo.cli import DEFAULT_DATA
 from eval.locomo.data import load
+from eval.sources import locomo_missing
 from yait_byheart import Memory, Tuning
 from yait_byheart._retrieval.bm25 import Index
 
@@ -73,6 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=100_000)
     parser.add_argument("--talk", type=int, default=600, help="generated turns compared")
     args = parser.parse_args(argv)
+    gone = locomo_missing("python -m eval query-cost", args.data)
+    if gone is not None:
+        return gone
 
     for conv in load(args.data):
         mem, queries = replay([(t.role, t.text) for t in conv.turns])

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from eval.sources import XQUAD, missing
 from yait_byheart import BM25, Memory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,7 +125,12 @@ def _budgets(text: str) -> list[int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m eval xquad", description=__doc__.split("\n")[0])
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of xquad.<lang>.json")
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="folder of xquad.<lang>.json (from github.com/google-deepmind/xquad)",
+    )
     p.add_argument("--budgets", type=_budgets, default=[4000], help="default 4000")
     p.add_argument("--languages", default="", help="comma-separated codes (default: all found)")
     p.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
@@ -132,8 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     only = [c for c in args.languages.split(",") if c]
     langs = found_languages(args.data, only)
     if not langs:
-        print(f"python -m eval xquad: no xquad.<lang>.json in {args.data}; pass --data DIR")
-        return 2
+        return missing("python -m eval xquad", args.data, XQUAD)
     result = table(langs, args.budgets)
     print(result)
     if not args.no_write and not only:
@@ -147,29 +152,23 @@ def _section(result: str, budgets: Sequence[int]) -> str:
     )
     return f"""{SECTION}
 
-Produced by `{command}` (eval/xquad.py; `--data DIR` if the XQuAD files are not in
-../shared/data/xquad). XQuAD: the same 240 Wikipedia paragraphs and 1,190 questions in each
-language. Each language's paragraphs are appended to one Memory as one user turn each (one
-stretch each); every question is composed afresh (`stability=0`) at the budget; recall is the
-share of questions whose own paragraph was among the included turns. The baseline ranks
-single paragraphs with `yait_byheart.BM25` and sends the best that fit the same budget. No
-language is forced: each paragraph's and each question's language is read from its own words
-(yait_byheart/_text/lang/detect.py), and a question that says too little is read in each plausible
-language, keeping the reading whose terms the conversation holds most (`Ranker.terms`,
-yait_byheart/_retrieval/ranker.py).
+Produced by `{command}` (eval/xquad.py). XQuAD (Artetxe, Ruder and Yogatama, ACL
+2020; CC BY-SA 4.0, not shipped): the `xquad.<lang>.json` files of the google-deepmind/xquad
+GitHub repository; `--data DIR` names their folder (default ../shared/data/xquad). The same 240
+Wikipedia paragraphs and 1,190 questions in each language. Each language's paragraphs are
+appended to one Memory as one user turn each (one stretch each); every question is composed
+afresh (`stability=0`) at the budget; recall is the share of questions whose own paragraph was
+among the included turns. The baseline ranks single paragraphs with `yait_byheart.BM25` and
+sends the best that fit the same budget. No language is forced: each paragraph's and each
+question's language is read from its own words (yait_byheart/_text/lang/detect.py), and a
+question that says too little is read in each plausible language, keeping the reading whose
+terms the conversation holds most (`Ranker.terms`, yait_byheart/_retrieval/ranker.py).
 
 {result}
 
-Before the tokenizer by script and language (the same harness on commit d712674, whose
-tokenizer had only English stop words and Porter, and cut words at combining marks and not at
-all in Chinese): byheart 0.971 / 0.932 / 0.890 / 0.918 / 0.734 / 0.169 (en / de / ru / ar /
-hi / zh). How each language is read: Han, Kana, Hangul, Thai, Lao, Khmer and Myanmar as
-character bigrams (yait_byheart/_text/words.py); German and Russian by the Snowball algorithms,
-French, Spanish, Italian, Portuguese and Dutch by light stemmers (number and gender), Arabic by
-light10, Hindi by Ramanathan and Rao's suffixes after spelling normalisation
-(yait_byheart/_text/lang/); other alphabetic languages (Turkish, Romanian, Vietnamese, Greek, ...)
-by six-letter truncation. XQuAD's other six languages (es, ro, tr, vi, el, th) were not used
-here; the method was not tuned on them.
+How each language is read: docs/languages.md. XQuAD's other six languages (es, ro, tr, vi, el,
+th) were not used here; the method was not tuned on them. The tokenizer before languages were
+read by script: [history](history.md#languages).
 """
 
 

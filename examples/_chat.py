@@ -137,9 +137,20 @@ def run(
             print(dry_run_summary(key_var, result, body))
         return 0
     url, headers = endpoint(key)
+    base_var = key_var.replace("API_KEY", "BASE_URL")
     for turn, question in enumerate(QUESTIONS, 1):
         result = mem.compose(question)
-        response = post_json(url, build_body(result, True), headers, base=base_url)
+        try:
+            response = post_json(url, build_body(result, True), headers, base=base_url)
+        except (urllib.error.URLError, OSError) as err:
+            # No network, a wrong host, a refused port: one line, not urllib's traceback.
+            reason = getattr(err, "reason", err)
+            print(
+                f"cannot reach {base_url} ({reason}); check the network, or point {base_var} "
+                f"at a server that answers",
+                file=sys.stderr,
+            )
+            return 1
         reply = reply_text(response)
         print(
             f"turn {turn}: mode={result['mode']} reselected={result['reselected']} "

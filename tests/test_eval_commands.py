@@ -41,9 +41,9 @@ def test_an_unknown_benchmark_exits_2_with_the_list(capsys: pytest.CaptureFixtur
 
 def test_every_command_is_a_module_with_main_argv() -> None:
     expected = {
-        "locomo", "xquad", "ablate", "bench-live", "bench-store", "bench-concurrency",
-        "query-cost", "fuzz-time",
-        "fuzz-tokens", "time-langs", "semantic", "minilm", "ab-revision",
+        "locomo", "xquad", "longmemeval", "ablate", "bench-live", "bench-store",
+        "bench-concurrency", "query-cost", "fuzz-time", "fuzz-tokens", "time-langs", "semantic",
+        "minilm", "ab-revision",
     }  # fmt: skip
     assert set(COMMANDS) == expected
     for name, command in COMMANDS.items():
@@ -122,14 +122,26 @@ def test_ablate_rejects_unknown_rows(capsys: pytest.CaptureFixture[str]) -> None
 def test_bench_live_prints_the_table_and_judges_floors(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code = main(["bench-live", "--turns", "300", "--timed", "20"])
+    code = main(["bench-live", "--turns", "300", "--timed", "20", "--cold", "0"])
     out = capsys.readouterr().out
-    assert re.search(r"^\| 300 \| [\d.]+ µs \| [\d.]+ µs \| [\d.]+ ms \| [\d.]+ ms \| \d+ MB \|$",
-                     out, flags=re.M)  # fmt: skip
+    assert re.search(r"^\| 300 \| [\d.]+ µs \| [\d.]+ µs \| [\d.]+ ms \| [\d.]+ ms \| \d+ MB "
+                     r"\| [\d.]+ s \|$", out, flags=re.M)  # fmt: skip
     verdicts = re.findall(r"^(PASS|FAIL)  (\w+) at 300 turns", out, flags=re.M)
     # Only the floors that apply to any size are judged at 300 turns.
     assert [key for _, key in verdicts] == ["append_median_us", "peak_mb"]
     assert code == (0 if all(v == "PASS" for v, _ in verdicts) else 1)
+
+
+def test_bench_live_cold_path_against_plain_bm25() -> None:
+    from eval import bench_live
+
+    histories = bench_live.generated_histories(3, turns=20)
+    turns, question = histories[0]
+    assert len(turns) == 20 and question.endswith("?")
+    two = [("user", "the oven", ""), ("user", "a deck", "")]
+    assert bench_live.plain_bm25((two, "Oven?")) == [0]
+    cold = bench_live.cold_path(histories, budget=2_000)
+    assert cold["histories"] == 2 and cold["ratio"] > 0
 
 
 @pytest.mark.parametrize(

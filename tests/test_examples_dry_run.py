@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,21 @@ def test_without_a_key_the_example_says_dry_run_and_stays_short(name: str) -> No
     if name == "anthropic_messages.py":
         marks = int(out.split("cache_control marks in the body: ")[1].split()[0])
         assert marks == json.dumps(full).count('"cache_control"') and marks >= 1
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_with_a_key_but_no_network_the_example_says_so_in_one_line(name: str) -> None:
+    key_var, _ = EXAMPLES[name]
+    with socket.socket() as s:  # a port nothing listens on: the connection is refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base_var = key_var.replace("API_KEY", "BASE_URL")
+    env = {**os.environ, key_var: "test-key", base_var: f"http://127.0.0.1:{port}"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"cannot reach http://127.0.0.1:{port}" in proc.stderr and base_var in proc.stderr

@@ -181,21 +181,101 @@ def test_runnable_with_message_history_stores_through_byheart(tmp_path: Path) ->
         assert again.messages == [] and len(again.memory) == 0
 
 
-def test_store_reopen_rebuilds_tool_messages(tmp_path: Path) -> None:
+def test_store_reopen_returns_the_tool_loop_exactly(tmp_path: Path) -> None:
     with SQLiteStore(tmp_path / "t.db") as store:
         history = ByheartChatMessageHistory(store, "c")
         run_loop(history, ToolCallingFake(responses=script(2), sent=[]), 2)
         before = history.messages
     with SQLiteStore(tmp_path / "t.db") as store:
         after = ByheartChatMessageHistory(store, "c").messages
-    assert [type(m) for m in after] == [type(m) for m in before]
-    assert [m.content for m in after] == [m.content for m in before]
-    calls = [(c["id"], c["name"], c["args"]) for m in after for c in getattr(m, "tool_calls", [])]
-    assert calls == [
-        ("call_0", "get_weather", {"city": "City0"}),
-        ("call_1", "get_weather", {"city": "City1"}),
-    ]
+    assert after == before and [type(m) for m in after] == [type(m) for m in before]
     check_pairs(after)
+
+
+def every_message_type() -> list[BaseMessage]:
+    """One message of each type langchain-core defines, with the fields a provider fills."""
+    from langchain_core import messages as lm
+
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    return [
+        SystemMessage("Be brief.", id="s1", additional_kwargs={"cache": True}),
+        HumanMessage([{"type": "text", "text": "What is in it?"}, image], id="h1", name="ann"),
+        AIMessage(
+            "Let me look.",
+            id="a1",
+            tool_calls=[{"name": "look", "args": {"q": 1}, "id": "c1", "type": "tool_call"}],
+            invalid_tool_calls=[
+                {
+                    "name": "g",
+                    "args": "{oops",
+                    "id": "c2",
+                    "error": "bad",
+                    "type": "invalid_tool_call",
+                }
+            ],
+            usage_metadata={"input_tokens": 3, "output_tokens": 4, "total_tokens": 7},
+            response_metadata={"model_name": "m-1", "finish_reason": "tool_calls"},
+        ),
+        ToolMessage(
+            [{"type": "text", "text": "a cat"}, image],
+            tool_call_id="c1",
+            name="look",
+            artifact={"boxes": [[1, 2, 3, 4]]},
+            status="error",
+            id="t1",
+        ),
+        lm.ChatMessage("Fine by me.", role="critic", id="ch1"),
+        lm.FunctionMessage("42", name="calc", id="f1"),
+        lm.AIMessageChunk("partial", id="ac1"),
+        lm.HumanMessageChunk("typing"),
+        lm.SystemMessageChunk("sys part"),
+        lm.ChatMessageChunk("chat part", role="critic"),
+        lm.FunctionMessageChunk("fn part", name="calc"),
+        lm.ToolMessageChunk("tool part", tool_call_id="c9"),
+        AIMessage("It is a cat."),
+    ]
+
+
+def test_every_message_type_and_field_survives_a_store(tmp_path: Path) -> None:
+    given_messages = every_message_type()
+    with SQLiteStore(tmp_path / "all.db") as store:
+        history = ByheartChatMessageHistory(store, "c")
+        with pytest.warns(UserWarning, match="kept but not filed.*'c9'"):  # answers no call
+            history.add_messages(given_messages)
+        assert history.messages == given_messages
+    with SQLiteStore(tmp_path / "all.db") as store:
+        again = ByheartChatMessageHistory(store, "c")
+        after = again.messages
+        assert after == given_messages
+        assert [type(m) for m in after] == [type(m) for m in given_messages]
+        # The words byheart can read are filed; the rest rides along, never sent.
+        sent = str(again.memory.compose("cat")["messages"])
+        assert "What is in it?" in sent and "a cat" in sent and "base64" not in sent
+        again.clear()
+        assert again.messages == []
+
+
+def test_a_history_opens_its_store_on_first_use_and_async_off_the_loop(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+
+    opened: list[str] = []
+
+    class Watched(SQLiteStore):
+        def open(self, conversation: str, **settings: Any) -> Memory:
+            opened.append(threading.current_thread().name)
+            return super().open(conversation, **settings)
+
+    with Watched(tmp_path / "w.db") as store:
+        history = ByheartChatMessageHistory(store, "c")
+        assert opened == []  # building it touches nothing: safe inside an event loop
+
+        async def use() -> list[BaseMessage]:
+            await history.aadd_messages([HumanMessage("hi")])
+            return await history.aget_messages()
+
+        assert [m.content for m in asyncio.run(use())] == ["hi"]
+        assert len(opened) == 1 and opened[0] != threading.main_thread().name
 
 
 def test_clear_on_a_plain_memory_redacts_every_turn() -> None:

@@ -176,7 +176,7 @@ def test_pop_item_redacts_its_turn_and_clear_session_forgets_everything() -> Non
     assert "4471" not in json.dumps(mem.to_dict())
 
 
-def test_store_backed_session_reopens_with_items_in_input_form(tmp_path: Path) -> None:
+def test_store_backed_session_reopens_with_every_item_exactly(tmp_path: Path) -> None:
     path = tmp_path / "agents.db"
     with SQLiteStore(path) as store:
         session = ByheartSession(store, "conv-1", budget=1500)
@@ -187,11 +187,8 @@ def test_store_backed_session_reopens_with_items_in_input_form(tmp_path: Path) -
         again = ByheartSession(store, "conv-1")
         after = asyncio.run(again.get_items())
         assert again.memory.budget == 1500
-        # Same conversation, same call ids and words; SDK-only fields (item ids) are not stored.
-        assert [i.get("call_id") for i in after] == [i.get("call_id") for i in before]
-        texts = [i["content"] for i in after if "content" in i]
-        assert texts[0] == question(0)
-        assert texts[-1] == "In City2 it is sunny, 5 degrees."
+        assert after == before  # every field: item ids, status, content lists
+        assert any("id" in i for i in after)
         asyncio.run(again.clear_session())
         assert store.conversations() == ["conv-1"]
         assert len(again.memory) == 0
@@ -205,9 +202,13 @@ def test_an_output_whose_call_memory_never_saw_is_kept_with_a_warning() -> None:
     with pytest.warns(UserWarning, match=r"ByheartSession.add_items: kept but not filed.*'gone'"):
         asyncio.run(session.add_items([orphan]))
     assert asyncio.run(session.get_items()) == [{"role": "user", "content": "hi"}, orphan]
-    assert len(mem) == 1
-    assert asyncio.run(session.pop_item()) == orphan  # an unfiled item pops without redacting
-    assert len(mem) == 1
+    # Kept in a turn of its own that holds only the item: stored, never sent.
+    silent = {"role": "user", "text": "", "item": {"openai_agents": [orphan]}}
+    assert mem.to_dict()["turns"][1] == silent
+    assert "gone" not in json.dumps(mem.compose("hi?")["messages"])
+    assert asyncio.run(session.pop_item()) == orphan
+    assert asyncio.run(session.get_items()) == [{"role": "user", "content": "hi"}]
+    assert "gone" not in json.dumps(mem.to_dict())
 
 
 @pytest.mark.parametrize(
@@ -294,3 +295,117 @@ def test_random_sdk_histories_are_kept_and_composed_without_orphans(
         asyncio.run(session.add_items(copy.deepcopy(batch)))
         added += batch
     assert asyncio.run(session.get_items()) == added
+
+
+def every_item_type() -> list[dict[str, Any]]:
+    """One input item of each kind the SDK's ``TResponseInputItem`` covers, with the ids,
+    statuses and content parts the SDK and the Responses API fill in."""
+    image = {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "auto"}
+    return [
+        {"role": "developer", "content": "Answer in French."},
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": [{"type": "input_text", "text": "What is on it?"}, image]},
+        {"role": "user", "content": [image]},  # an image alone: nothing byheart can read
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "look"}],
+         "encrypted_content": "gAAA=="},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed",
+         "action": {"type": "search", "query": "cat breeds"}},
+        {"type": "file_search_call", "id": "fs_1", "status": "completed", "queries": ["cat"],
+         "results": None},
+        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "A cat.", "annotations": [],
+                      "logprobs": []}]},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "measure",
+         "arguments": '{"what": "cat"}', "status": "completed"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "30 cm",
+         "id": "fco_1", "status": "completed"},
+        {"type": "computer_call", "id": "cu_1", "call_id": "cc_1", "status": "completed",
+         "action": {"type": "click", "x": 1, "y": 2, "button": "left"},
+         "pending_safety_checks": []},
+        {"type": "computer_call_output", "call_id": "cc_1",
+         "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,BB"}},
+        {"type": "image_generation_call", "id": "ig_1", "status": "completed", "result": "AAAA"},
+        {"type": "code_interpreter_call", "id": "ci_1", "status": "completed", "code": "1+1",
+         "container_id": "cnt_1", "outputs": [{"type": "logs", "logs": "2"}]},
+        {"type": "local_shell_call", "id": "ls_1", "call_id": "lsc_1", "status": "completed",
+         "action": {"type": "exec", "command": ["ls"], "env": {}}},
+        {"type": "local_shell_call_output", "id": "lsc_1", "output": "a.txt"},
+        {"type": "mcp_list_tools", "id": "ml_1", "server_label": "s", "tools": []},
+        {"type": "mcp_approval_request", "id": "ma_1", "server_label": "s", "name": "t",
+         "arguments": "{}"},
+        {"type": "mcp_approval_response", "approval_request_id": "ma_1", "approve": True},
+        {"type": "mcp_call", "id": "mc_1", "server_label": "s", "name": "t", "arguments": "{}",
+         "output": "done"},
+        {"type": "custom_tool_call", "id": "ct_1", "call_id": "ctc_1", "name": "grammar",
+         "input": "x = 1"},
+        {"type": "custom_tool_call_output", "call_id": "ctc_1", "output": "ok"},
+        {"type": "item_reference", "id": "msg_0"},
+        {"type": "message", "role": "assistant", "id": "msg_2", "status": "incomplete",
+         "content": [{"type": "refusal", "refusal": "I cannot say."}]},
+    ]  # fmt: skip
+
+
+def test_every_item_type_survives_a_store_exactly(tmp_path: Path) -> None:
+    items = every_item_type()
+    with SQLiteStore(tmp_path / "all.db") as store:
+        session = ByheartSession(store, "c")
+        for batch in (items[:3], items[3:4], items[4:10], items[10:]):
+            asyncio.run(session.add_items(copy.deepcopy(batch)))
+        assert asyncio.run(session.get_items()) == items
+    with SQLiteStore(tmp_path / "all.db") as store:
+        again = ByheartSession(store, "c")
+        assert asyncio.run(again.get_items()) == items  # 24 in, 24 back, every field
+        # The words it can read are filed; images, reasoning, hosted tools are never sent.
+        sent = json.dumps(again.memory.compose("what is on it?")["messages"])
+        assert "What is on it?" in sent and "30 cm" in sent
+        assert "base64" not in sent and "gAAA" not in sent and "cat breeds" not in sent
+
+
+def test_pop_item_removes_exactly_one_item_also_after_reopening(tmp_path: Path) -> None:
+    text = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+            "content": [{"type": "output_text", "text": "Checking the forecast.",
+                         "annotations": []}]}  # fmt: skip
+    call = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    first = {"role": "user", "content": "Weather in Oslo?"}
+    with SQLiteStore(tmp_path / "p.db") as store:
+        session = ByheartSession(store, "c")
+        asyncio.run(session.add_items([first, text, call]))
+        assert len(session.memory) == 2  # the text and its call share one assistant turn
+        assert asyncio.run(session.pop_item()) == call
+        assert asyncio.run(session.get_items()) == [first, text]
+    with SQLiteStore(tmp_path / "p.db") as store:
+        again = ByheartSession(store, "c")
+        assert asyncio.run(again.get_items()) == [first, text]
+        sent = json.dumps(again.memory.compose("forecast?")["messages"])
+        assert "Checking the forecast." in sent and "c1" not in sent
+        asyncio.run(again.add_items([call]))  # the popped call can be added again
+        assert asyncio.run(again.get_items()) == [first, text, call]
+
+
+def test_session_settings_and_limits_behave_as_the_sdk_sessions() -> None:
+    from agents.memory import SessionSettings
+
+    session = ByheartSession(Memory(), "s")
+    assert session.session_settings == SessionSettings()
+    items = [{"role": "user", "content": f"m{k}"} for k in range(5)]
+    asyncio.run(session.add_items(items))
+    assert asyncio.run(session.get_items(limit=-1)) == items  # SQLite: negative is no limit
+    assert asyncio.run(session.get_items(limit=0)) == []
+    assert asyncio.run(session.get_items(limit=2)) == items[-2:]
+    limited = ByheartSession(Memory(), "s", session_settings={"limit": 3})
+    assert isinstance(limited.session_settings, SessionSettings)
+    asyncio.run(limited.add_items(items))
+    assert asyncio.run(limited.get_items()) == items[-3:]
+    assert asyncio.run(limited.get_items(limit=1)) == items[-1:]
+    with pytest.raises(TypeError, match="Unknown session settings: limitt"):
+        ByheartSession(Memory(), "s", session_settings={"limitt": 1})
+
+
+def test_runner_honours_a_dict_session_settings_limit() -> None:
+    session = ByheartSession(Memory(), "s", session_settings={"limit": 2})
+    asyncio.run(session.add_items([{"role": "user", "content": f"old {k}"} for k in range(6)]))
+    model = ScriptedModel([[assistant_message("ok")]])
+    asyncio.run(Runner.run(Agent(name="a", model=model), "new", session=session))
+    sent = model.calls[0].input
+    assert isinstance(sent, list)
+    assert [i.get("content") for i in sent] == ["old 4", "old 5", "new"]

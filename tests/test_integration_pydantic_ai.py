@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -113,8 +114,8 @@ def test_history_is_filed_once_and_requests_stay_within_the_limit(spelling: str)
         history = result.all_messages()
     # Each run files its question, the call, the return and (on the next run) the answer.
     assert len(mem) == 4 * RUNS - 1
-    stored = json.dumps(mem.to_dict()["turns"])
-    assert all(stored.count(question(k)) == 1 for k in range(RUNS))
+    filed = json.dumps([t["text"] for t in mem.to_dict()["turns"]])  # the words, not the items
+    assert all(filed.count(question(k)) == 1 for k in range(RUNS))
     limit = mem.ceiling * mem.budget
     for messages in model.sent:
         check_pairs(messages)
@@ -225,3 +226,122 @@ def test_random_histories_are_filed_once_and_sent_without_orphans(
             check_pairs(history)
     processor(history)
     assert len(mem) == sum(len(added) for added in steps)
+
+
+def test_a_tool_retry_reaches_the_model_as_a_retry() -> None:
+    """ModelRetry in a tool: the composed request carries the return Pydantic AI made
+    (outcome 'retried'), not a successful return of the error text."""
+    from pydantic_ai import ModelRetry
+
+    sent: list[list[pm.ModelMessage]] = []
+
+    def model(messages: list[pm.ModelMessage], info: AgentInfo) -> pm.ModelResponse:
+        sent.append(messages)
+        last = messages[-1].parts[-1]
+        if isinstance(last, pm.UserPromptPart) or getattr(last, "outcome", "") == "retried":
+            call = pm.ToolCallPart("lookup", {"n": len(sent)}, f"c{len(sent)}")
+            return pm.ModelResponse(parts=[call])
+        return pm.ModelResponse(parts=[pm.TextPart("done")])
+
+    from pydantic_ai.capabilities import ProcessHistory
+
+    mem = Memory(budget=2_000)
+    agent: Agent[None, str] = Agent(
+        FunctionModel(model), capabilities=[ProcessHistory(byheart_history(mem))]
+    )
+
+    @agent.tool_plain(retries=2)
+    def lookup(n: int) -> str:
+        if n == 1:
+            raise ModelRetry("n must be 2 or more")
+        return "found"
+
+    assert agent.run_sync("look it up").output == "done"
+    retried = sent[1][-1].parts[-1]
+    assert isinstance(retried, pm.ToolReturnPart) and retried.tool_call_id == "c1"
+    assert retried.outcome == "retried" and "n must be 2 or more" in str(retried.content)
+    assert mem.to_dict()["turns"][2]["tools"][0]["is_error"] is True
+
+
+def every_message_kind() -> list[pm.ModelMessage]:
+    """Requests and responses with each part kind Pydantic AI defines for a conversation."""
+    from datetime import datetime, timezone
+
+    from pydantic_ai.usage import RequestUsage
+
+    at = datetime(2025, 5, 8, 12, 0, tzinfo=timezone.utc)
+    image = pm.ImageUrl(url="https://example.com/cat.png")
+    binary = pm.BinaryContent(data=b"\x89PNG", media_type="image/png")
+    return [
+        pm.ModelRequest(
+            parts=[
+                pm.SystemPromptPart("Be brief.", timestamp=at),
+                pm.UserPromptPart(["What is this?", image, binary], timestamp=at),
+            ],
+            instructions="Answer in French.",
+        ),
+        pm.ModelResponse(
+            parts=[
+                pm.ThinkingPart("a cat, probably", signature="sig"),
+                pm.TextPart("Let me check."),
+                pm.ToolCallPart("classify", {"image": 1}, "c1"),
+                pm.ToolCallPart("measure", '{"what": "cat"}', "c2"),
+                pm.NativeToolCallPart("web_search", {"query": "cats"}, "n1"),
+                pm.NativeToolReturnPart("web_search", {"hits": 3}, "n1"),
+                pm.FilePart(content=binary),
+            ],
+            usage=RequestUsage(input_tokens=10, output_tokens=5),
+            model_name="m-1",
+            timestamp=at,
+            finish_reason="tool_call",
+            provider_name="test",
+        ),
+        pm.ModelRequest(
+            parts=[
+                pm.ToolReturnPart("classify", {"label": "cat"}, "c1", timestamp=at),
+                pm.ToolReturnPart("measure", "bad unit", "c2", outcome="retried", timestamp=at),
+            ]
+        ),
+        pm.ModelResponse(parts=[pm.ToolCallPart("measure", '{"what": "cat", "unit": "cm"}', "c3")]),
+        pm.ModelRequest(parts=[pm.ToolReturnPart("measure", "30", "c3", outcome="failed")]),
+        pm.ModelResponse(parts=[pm.TextPart("A cat of about 30 cm.")], timestamp=at),
+    ]
+
+
+def test_every_message_kind_survives_a_store(tmp_path: Path) -> None:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter as Adapter
+
+    from yait_byheart.integrations.pydantic_ai import byheart_messages
+    from yait_byheart.store import SQLiteStore
+
+    messages = every_message_kind()
+    with SQLiteStore(tmp_path / "p.db") as store:
+        mem = store.open("c", budget=2_000)
+        byheart_history(mem)(messages)  # files them (and marks them)
+        # What Pydantic AI's own JSON round trip gives (it narrows an image's BinaryContent
+        # to BinaryImage and fills an ImageUrl's media type): the rest is the object itself.
+        expected = Adapter.validate_json(Adapter.dump_json(messages))
+        assert expected[2:] == messages[2:]
+        assert byheart_messages(mem) == expected
+    with SQLiteStore(tmp_path / "p.db") as store:
+        again = store.open("c")
+        assert byheart_messages(again) == expected  # field for field, after reopening
+        processor = byheart_history(again)
+        processor(byheart_messages(again))  # a reopened conversation files nothing twice
+        assert len(again) == len(messages)
+
+
+def test_a_saved_history_is_filed_in_full_by_another_memory() -> None:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    first = Memory(budget=600, chunk=300, ceiling=1.5)
+    agent = make_agent(Weather(), byheart_history(first), spellings()[0])
+    history: list[pm.ModelMessage] | None = None
+    for k in range(3):
+        history = agent.run_sync(question(k), message_history=history).all_messages()
+    saved = ModelMessagesTypeAdapter.dump_json(history)
+    fresh = Memory(budget=600, chunk=300, ceiling=1.5)
+    byheart_history(fresh)(ModelMessagesTypeAdapter.validate_json(saved))
+    words = json.dumps([t["text"] for t in fresh.to_dict()["turns"]])
+    assert question(2) in words and "sunny in City2" in words  # nothing it carries is skipped
+    assert len(fresh) > 0

@@ -470,8 +470,6 @@ def test_bad_append_raises_and_loses_nothing() -> None:
     with pytest.raises(TypeError, match="text must be a str"):
         mem.append("user", None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="blank"):
-        mem.append("user", "  \n")
-    with pytest.raises(ValueError, match="blank"):
         mem.compose(" ")
     with pytest.raises(ValueError, match="kind"):
         mem.append("user", "x", kind="shouted")
@@ -610,3 +608,19 @@ def test_a_strong_missing_stretch_joins_even_when_coverage_is_met() -> None:
     weights = [10.0, 10.0, 10.0, 7.5, 2.0]
     assert _selection.joining(kept, [0, 1, 2, 3, 4], weights, strong_join=0.75, **rules) == []
     assert _selection.joining(kept, [0, 1, 2, 3, 4], weights, strong_join=0.5, **rules) == [3]
+
+
+def test_empty_turns_are_stored_verbatim_and_never_sent() -> None:
+    """A real export has empty turns: they load as they are, and no blank message is sent."""
+    mem = Memory(budget=400)
+    for i in range(12):
+        mem.append("user", f"the ferry leaves pier {i} at noon")
+        mem.append("assistant", "" if i % 2 else "  \n")
+    assert [t["text"] for t in mem.to_dict()["turns"][1:4:2]] == ["  \n", ""]
+    for query in ("which pier?", None):
+        result = mem.compose(query)
+        texts = [p.get("text", "") for m in result["messages"] for p in m["parts"]]
+        assert all(t.strip() for t in texts)
+    again = Memory.from_dict(mem.to_dict())
+    assert again.to_dict()["turns"] == mem.to_dict()["turns"]
+    assert again.compose("which pier?")["messages"] == mem.compose("which pier?")["messages"]

@@ -542,14 +542,15 @@ def check_anthropic(messages: list[dict[str, Any]]) -> None:
             assert nxt["role"] == "user"
             answered = [b["tool_use_id"] for b in nxt["content"] if b["type"] == "tool_result"]
             assert sorted(answered) == sorted(uses)
-    assert messages[0]["role"] == messages[-1]["role"] == "user"
+    # The last may be the assistant's: compose() with no query after an assistant turn.
+    assert messages[0]["role"] == "user"
 
 
 def check_gemini(contents: list[dict[str, Any]]) -> None:
     """Gemini: roles alternate, a model turn's functionCalls are answered by as many
     functionResponses, first in the next user turn, with the calls' names in their order."""
     roles = [c["role"] for c in contents]
-    assert roles[0] == roles[-1] == "user"
+    assert roles[0] == "user"
     assert all(a != b for a, b in itertools.pairwise(roles))
     for i, c in enumerate(contents):
         calls = [p["functionCall"]["name"] for p in c["parts"] if "functionCall" in p]

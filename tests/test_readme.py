@@ -33,5 +33,7 @@ def test_readme_installs_by_path_and_names_the_other_package() -> None:
     text = README.read_text(encoding="utf-8")
     assert "pip install dist/yait_byheart-" in text and "0.1.1" in text
     assert "python -m yait_byheart demo" in text and "python -m pytest" in text
-    # The long description is read on the package index: no relative links.
-    assert not re.search(r"\]\((?!https?://)[^)]*\)", text)
+    # Links into the repository are relative (no project site is served yet): each must
+    # lead to a file or folder of this checkout.
+    for target in re.findall(r"\]\((?!https?://)([^)#]*)[^)]*\)", text):
+        assert (ROOT / target).exists(), target

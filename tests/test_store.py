@@ -55,7 +55,7 @@ def pg_unavailable() -> str:
     try:
         import psycopg
     except ImportError:
-        return 'psycopg is not installed: pip install "yait-byheart[postgres]"'
+        return "psycopg is not installed: pip install -e '.[postgres]'"
     try:
         psycopg.connect(PG_DSN, connect_timeout=3).close()
     except psycopg.Error as exc:
@@ -660,7 +660,8 @@ def test_postgres_store_names_the_extra_when_psycopg_is_missing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "psycopg", None)  # makes `import psycopg` fail
-    with pytest.raises(ImportError, match=r'pip install "yait-byheart\[postgres\]"'):
+    extra = r"pip install 'psycopg\[binary\]>=3\.1'.*pip install -e '\.\[postgres\]'"
+    with pytest.raises(ImportError, match=extra):
         PostgresStore("postgresql://localhost/none")
 
 

@@ -1,4 +1,4 @@
-"""``python -m yait_byheart``: the command line (see :mod:`yait_byheart.cli`)."""
+"""``python -m yait_byheart``: the command line (see `yait_byheart.cli`)."""
 
 import sys
 

@@ -31,7 +31,7 @@ from ._turns.conversation import Conversation, Layout, Shape
 from ._turns.ingest import check_date_order, make_turn
 from ._turns.render import SAID, Turn
 from ._turns.settings import Tuning
-from ._turns.tools import check_pairs, split_message
+from ._turns.tools import check_pairs, read_item, split_message
 from .protocols import (
     Boundaries,
     ComposeResult,
@@ -93,8 +93,10 @@ class Memory:
             fill it (`mode="assembled"`). It is a target, not a cap: between rebuilds the kept,
             cache-warm context grows above it, on average to about twice the budget (see
             `ceiling` for the hard limit).
-        chunk: Sets the stretch size (default 900): a stretch closes at about a third of it
-            (or a twentieth of the budget if that is less), never above half the budget.
+        chunk: Sets the grain of the conversation (default 900): a stretch closes at about a
+            third of it (or a twentieth of the budget if that is less), never above half the
+            budget; a turn longer than two thirds of it (a long reply) is cut into verbatim
+            pieces of a third, which form stretches of their own.
         retriever: Replaces the built-in BM25 ranking (default None: BM25). Anything with
             `fit(docs)` and `rank(query)`; optionally `add`/`remove` (fed only what changed)
             and `scores` (scores weigh instead of ranks): the `Retriever` contract in
@@ -171,7 +173,7 @@ class Memory:
         shape = Shape(self.budget, self.chunk, self.tuning, sizer, boundaries)
         self._lock = threading.RLock()
         self._conv = Conversation(shape)
-        self._ranker = Ranker(self._conv, self.tuning, tokenizer, retriever)
+        self._ranker = Ranker(self._conv, self.tuning, tokenizer, retriever, self.date_order)
         admission = Admission(self.external_margin, self.external_share, self.external_max)
         self._composer = Composer(
             self._conv, self._ranker, stability=self.stability, ceiling=self.ceiling,
@@ -259,9 +261,13 @@ class Memory:
 
         `tool_call` parts go in assistant messages, `tool_result` parts in user messages, each
         result answering an earlier call by `id`; see `yait_byheart.protocols` for the shapes.
+        An `item` (any JSON value: the framework's own record of the message) is stored with
+        the turn and returned as given by `to_dict` (and stores); selection reads only the
+        parts. A message with an `item` and `"parts": []` is kept and never sent.
 
         Args:
-            message: `{"role": "user" | "assistant", "parts": [part, ...]}`, a neutral message.
+            message: `{"role": "user" | "assistant", "parts": [part, ...], "item"?: any}`,
+                a neutral message.
             kind: SAID (default), SUPPLIED or DERIVED, as in `append`.
             source: Where a SUPPLIED or DERIVED message came from, as in `append`.
             when: The message's date, as in `append`.
@@ -274,12 +280,14 @@ class Memory:
         Raises:
             ValueError: A malformed message, a tool result that answers no earlier call, or a
                 `key` already used for another message.
+            TypeError: A part of the wrong type, or an `item` that is not JSON data.
         """
         call = "Memory.append_message"
         key = _check_key(call, key)
         role, text, tools = split_message(message, call)
         turn = make_turn(call, role, text, kind=kind, source=source, when=when,
-                         resolve=self.resolve_time, order=self.date_order, tools=tools)  # fmt: skip
+                         resolve=self.resolve_time, order=self.date_order, tools=tools,
+                         item=read_item(message, call))  # fmt: skip
         with self._lock:
             conv = self._conv
             return self._add(call, turn, key, lambda: check_pairs(call, tools, conv.calls,
@@ -421,7 +429,8 @@ class Memory:
     # -- redaction -----------------------------------------------------------------------------
 
     def redact(self, index: int) -> None:
-        """Blank turn `index` everywhere (index, output, persistence); positions stay stable.
+        """Blank turn `index` everywhere (index, output, persistence, its `item`); positions
+        stay stable.
 
         The kept context is dropped, so the next compose rebuilds without the words.
 
@@ -459,23 +468,34 @@ class Memory:
 
     # -- composition ---------------------------------------------------------------------------
 
-    def compose(self, query: str | None = None, *, external_query: str = "") -> ComposeResult:
+    def compose(
+        self, query: str | None = None, *, when: str | date | datetime = "",
+        external_query: str = "",
+    ) -> ComposeResult:  # fmt: skip
         """The messages to send now: the conversation's own words, selected, then `query`.
 
         Args:
             query: The user's new message, sent last. If it is the last turn appended, it is
                 not sent twice. None continues the conversation as appended (an agent calling
                 the model again after a tool round): selection uses the latest user text.
+            when: When `query` is asked, in any form `append` takes (default "": undated).
+                Its relative dates ("last weekend") are resolved against it and what was said
+                on those days is favoured; the query is sent under its date line.
             external_query: What to ask `external` for (default "": the query).
 
         Returns:
             A `ComposeResult` (see `yait_byheart.protocols`). No compose sends more than
             `ceiling` x `budget`; a query larger than that alone raises ValueError.
         """
-        checks.query("Memory.compose", query, external_query)
+        call = "Memory.compose"
+        checks.query(call, query, external_query)
+        asked = None
+        if query is not None:
+            asked = make_turn(call, "user", query, kind=SAID, source="", when=when,
+                              resolve=self.resolve_time, order=self.date_order)  # fmt: skip
         with self._lock:
             self._follow()
-            request = Request.make(self._conv, query, external_query)
+            request = Request.make(self._conv, asked, external_query)
             plan = self._composer.plan(request)
             fits = None if plan.ctx is None else _state.fits_record(self._conv, self._settings())
             if self._journal is not None:

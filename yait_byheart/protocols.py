@@ -4,7 +4,9 @@ and objects a Memory can be given.
 Neutral messages are `{"role": "user" | "assistant", "parts": [part, ...]}`, a part being
 `{"type": "text", "text"}`, `{"type": "tool_call", "id", "name", "arguments"}` (arguments a
 JSON string, in assistant messages) or `{"type": "tool_result", "id", "output", "is_error"?}`
-(in user messages). `yait_byheart.providers` converts them for each provider.
+(in user messages). `yait_byheart.providers` converts them for each provider. A message given
+to `Memory.append_message` may also carry `"item"` (any JSON value, the framework's own record
+of it), kept with its turn and never sent.
 """
 
 from __future__ import annotations

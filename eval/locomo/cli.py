@@ -18,6 +18,7 @@ from typing import Any
 from eval.locomo import answer, offline, report, runner
 from eval.locomo.data import ANSWERABLE, load
 from eval.locomo.llm import ChatClient
+from eval.sources import LOCOMO, locomo_missing, missing
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
@@ -39,7 +40,8 @@ def parser() -> argparse.ArgumentParser:
         "--data",
         type=Path,
         default=DEFAULT_DATA,
-        help="LoCoMo JSON (locomo10.json format); default ../shared/data/locomo-dev.json",
+        help="LoCoMo JSON (locomo10.json format, from github.com/snap-research/locomo); "
+        "default ../shared/data/locomo-dev.json",
     )
     p.add_argument(
         "--budgets",
@@ -134,7 +136,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if progress:
             print(text, file=sys.stderr, flush=True)
 
-    pool = load(args.data)
+    gone = locomo_missing("python -m eval locomo", args.data)
+    if gone is not None:
+        return gone
+    try:
+        pool = load(args.data)
+    except ValueError as exc:  # a file, but not LoCoMo's format
+        return missing("python -m eval locomo", args.data, f"{exc}. {LOCOMO}")
     conversations = pool[: args.conversations] if args.conversations else pool
     questions = sum(len(c.questions) for c in conversations)
     answerable = sum(q.category in ANSWERABLE for c in conversations for q in c.questions)

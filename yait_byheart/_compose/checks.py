@@ -56,6 +56,8 @@ def turn_index(call: str, index: object, n: int) -> int:
     from the end, as in a list)."""
     if isinstance(index, bool) or not isinstance(index, int):
         raise TypeError(f"{call}: index must be an int, got {type(index).__name__}")
+    if n == 0:  # "valid indices are 0 to -1" would read as a range
+        raise IndexError(f"{call}: no turn {index}; there are no turns yet")
     if not -n <= index < n:
         raise IndexError(f"{call}: no turn {index}; valid indices are 0 to {n - 1}")
     return index % n

@@ -7,15 +7,25 @@ leaves the Memory as it was.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
 from .._retrieval.ranker import Ranker
 from .._turns.conversation import Conversation
-from .._turns.render import OMITTED_MARKER, Part, Turn, assemble, text_part, tool_line
+from .._turns.patterns import ASKS
+from .._turns.render import (
+    OMITTED_MARKER,
+    TURN_JOIN,
+    Part,
+    Turn,
+    assemble,
+    text_part,
+    tool_line,
+    when_line,
+)
 from . import external as _external
 from . import selection as _selection
 from .context import ENTRY, Item, SentContext
@@ -28,6 +38,9 @@ class Plan:
     ctx: SentContext | None  # None: nothing worth keeping (the limit cut what was sent)
     growth: float
     upto: int  # the context takes entries up to here; the rest are sent after it as text
+    # Entries from here on are sent as themselves, never as settled stretches: the open
+    # stretch, and the stretches the request being answered spans (an agent's long rounds).
+    live: int = 0
     rebuilt: bool = False
     counts: Counter[str] = field(default_factory=Counter)
     result: Result = field(default_factory=dict)
@@ -46,19 +59,21 @@ class Request:
     current: int
 
     @classmethod
-    def make(cls, conv: Conversation, query: str | None, external_query: str) -> Request:
-        """`query` as sent: not again if it is the last turn (and was not cut into pieces);
-        None selects by the latest user text and ends with the conversation as appended."""
+    def make(cls, conv: Conversation, query: Turn | None, external_query: str) -> Request:
+        """`query` (a checked turn, its relative dates resolved) as sent: not again if it is
+        the last turn (and was not cut into pieces); with a date, under its date line. None
+        selects by the latest user text and ends with the conversation as appended."""
         turns = conv.turns
         last = turns[-1] if turns else None
         if query is not None:
             echoed = (
                 last is not None and last.role == "user" and not last.redacted
-                and last.text == query and conv.entries[-1].parts == 1
+                and last.text == query.text and conv.entries[-1].parts == 1
             )  # fmt: skip
             current = len(conv.entries) - 1 if echoed else len(conv.entries)
-            return cls(query, "" if echoed else query, external_query or query, current)
-        if all(t.redacted for t in reversed(turns)):  # no turns, or every one redacted
+            sent = "" if echoed else when_line(query.when) + query.text
+            return cls(query.shown, sent, external_query or query.text, current)
+        if all(t.silent for t in reversed(turns)):  # no turns, or none left to send
             raise ValueError(
                 "Memory.compose: nothing to send: no query and no turn left to send (none "
                 "appended, or all redacted); pass the user's message"
@@ -108,9 +123,9 @@ class Composer:
                 f"ceiling x budget = {limit}; shorten it, or raise budget or ceiling"
             )
         upto = min(self.conv.pending(), request.current)
-        plan = Plan(ctx=None, growth=self.growth, upto=upto)
+        plan = Plan(ctx=None, growth=self.growth, upto=upto, live=self._live_start(request))
         plan.counts["composes"] += 1
-        open_size = self._open_rendered_size()
+        open_size = self._live_size(plan.live)
         ext_text, sources = self._external(request, limit - q_size - open_size)
         ext_size = self.measure(ext_text) if ext_text else 0
         room = self.budget - q_size - ext_size
@@ -140,7 +155,7 @@ class Composer:
     def _fallbacks(self, plan: Plan, request: Request, room: int) -> list[list[int]]:
         if plan.rebuilt:
             return [[]]
-        fresh, _ = self._select(request, room - self._open_rendered_size())
+        fresh, _ = self._select(request, room - self._live_size(plan.live))
         return [fresh, []]
 
     def _choose(self, plan: Plan, request: Request, room: int) -> SentContext:
@@ -149,7 +164,7 @@ class Composer:
             if ctx is not None and ctx.start == 0 and not ctx.stretches:
                 return self._extended(plan, ctx, [])
             return self._rebuild_everything(plan)
-        fresh, weights = self._select(request, room - self._open_rendered_size())
+        fresh, weights = self._select(request, room - self._live_size(plan.live))
         if ctx is None or self.stability == 0:
             return self._rebuild(plan, fresh)
         t = self.ranker.tuning
@@ -158,11 +173,47 @@ class Composer:
             kept, fresh, weights, stability=self.stability, shared_score=t.shared_score,
             strong_join=t.strong_join,
         )  # fmt: skip
+        joining = self._with_every_part(request, ctx, fresh, weights, joining)
         new_size = sum(conv.sizes[ctx.upto :])
         grown = ctx.size + new_size + sum(conv.stretch_sizes[u] for u in joining)
         if grown > self._keep_limit() - (self.budget - room):
             return self._rebuild(plan, fresh)
         return self._extended(plan, ctx, sorted(joining))
+
+    def _with_every_part(
+        self, request: Request, ctx: SentContext, fresh: list[int], weights: list[float],
+        joining: list[int],
+    ) -> list[int]:  # fmt: skip
+        """`joining` with a stretch for each part of the question the kept context lacks; when
+        stretches join anyway, a missing part comes before more of a part already there, in
+        the same room (so the context grows no faster)."""
+        parts = self._uncovered(request, ctx, fresh, weights, joining)
+        if not parts or not joining:
+            return joining + parts
+        sizes = self.conv.stretch_sizes
+        room = sum(sizes[u] for u in joining)
+        out = list(parts)
+        used = sum(sizes[u] for u in out)
+        for uid in joining:  # best first: the weakest are left out
+            if used + sizes[uid] <= room or uid == joining[0]:
+                out.append(uid)
+                used += sizes[uid]
+        return out
+
+    def _uncovered(
+        self, request: Request, ctx: SentContext, fresh: list[int], weights: list[float],
+        joining: list[int],
+    ) -> list[int]:  # fmt: skip
+        """Fresh stretches holding a distinctive query word that neither the kept context
+        nor the joining stretches hold (rule 3 keeps relevance, this keeps every part); only
+        a question has parts, and only relevant stretches answer one."""
+        if not ASKS.search(request.select_by):
+            return []  # a statement's words are not parts of a question to answer
+        conv = self.conv
+        recent = range(bisect_left(conv.starts, ctx.start), len(conv.starts))
+        held = ctx.stretches.union(joining, recent)
+        among = [u for u in fresh[: len(weights)] if u not in held]
+        return self.ranker.uncovered(request.select_by, held, among)
 
     def _select(self, request: Request, room: int) -> tuple[list[int], list[float]]:
         conv, ranker = self.conv, self.ranker
@@ -174,17 +225,21 @@ class Composer:
         )  # fmt: skip
 
     def _ranked(self, request: Request) -> Iterator[tuple[int, float]]:
-        """The ranking for the request; a closed stretch holding the request being answered
-        (an agent's long tool rounds closed it) comes first: the rounds need their question."""
+        """The ranking for the request, less the stretches it spans (an agent's long tool
+        rounds closed them): those are sent as they happened, after the selection."""
         ranked = self.ranker.ranked(request.select_by)
         if request.current >= self.conv.open_start:
             return ranked
         own = self.conv.stretch_of(request.current)
-        first = next(ranked, None)
-        if first is None:
-            return iter(())
-        rest = (r for r in chain([first], ranked) if r[0] != own)
-        return chain([(own, first[1])], rest)
+        return (r for r in ranked if r[0] < own)
+
+    def _live_start(self, request: Request) -> int:
+        """Where the entries sent as themselves begin: the open stretch, or the start of the
+        stretch holding the request being answered if its rounds closed stretches since."""
+        conv = self.conv
+        if request.current >= conv.open_start:
+            return conv.open_start
+        return conv.starts[conv.stretch_of(request.current)]
 
     def _keep_limit(self) -> float:
         t = self.ranker.tuning
@@ -209,20 +264,22 @@ class Composer:
 
     def _rebuild(self, plan: Plan, fresh: list[int]) -> SentContext:
         plan.rebuilt = True
-        start = self.conv.open_start
+        start = plan.live
         ctx = SentContext(start=start, upto=start, block=len(fresh))
         for uid in sorted(fresh):
             ctx.add_stretch(self.conv, uid)
         return self._extended(plan, ctx, [])
 
-    def _open_rendered_size(self) -> int:
-        """The open stretch's size as a rebuild would send it (with its date lines)."""
+    def _live_size(self, start: int) -> int:
+        """The entries from `start` on as a rebuild sends them (date lines, the round being
+        answered whole)."""
         conv = self.conv
-        start, end = conv.open_start, len(conv.entries)
+        end = len(conv.entries)
         key = (start, end, conv.total_size)  # a redaction changes the total
         if self._open_size[0] != key:
             probe = SentContext(start=start, upto=start)
-            probe.extend(conv, [], end)
+            for i in range(start, end):
+                probe.add_entry(conv, i, end, whole=True)
             self._open_size = (key, probe.size)
         return self._open_size[1]
 
@@ -241,35 +298,61 @@ class Composer:
             ctx.start, ctx.upto, items=list(before), native_calls=set(ctx.native_calls)
         )
         for i in range(ctx.upto, end):
-            probe.add_entry(self.conv, i, end)
+            probe.add_entry(self.conv, i, end, whole=True)
         return probe.items[len(before) :]
 
     def _full_size(self, ctx: SentContext) -> int:
         return ctx.size + sum(item.size for item in self._tail(ctx))
 
     def _trimmed(self, plan: Plan, hard: int) -> SentContext:
-        """The newest entries that fit `hard`, as text, after a note of what was left out."""
+        """The newest entries that fit `hard`, after a note of what was left out: the newest
+        tool round native (when it fits alone), older entries as text."""
         conv = self.conv
         marker = Item(ENTRY, -1, "user", OMITTED_MARKER, self.measure(OMITTED_MARKER))
         end = len(conv.entries)
         ctx = SentContext(start=end, upto=end)
-        kept: list[Item] = []
         room = hard - marker.size
-        for i in range(end - 1, conv.open_start - 1, -1):
+        round_start, native = self._native_round(plan.live, marker, room)
+        if native:
+            room -= sum(item.size for item in native.items[1:]) + self.measure(TURN_JOIN)
+            ctx.entries |= native.entries
+        kept: list[Item] = []
+        for i in range(round_start - 1, plan.live - 1, -1):
             probe = SentContext(start=i, upto=i, items=[marker])
             probe.add_entry(conv, i, end, replay=set())
             if len(probe.items) == 1:
-                continue  # redacted
+                continue  # silent: redacted or empty
             item = probe.items[-1]
             if item.size > room:
                 break
             room -= item.size
             kept.append(item)
-            ctx.entries.add(i)
-        ctx.items = [marker, *reversed(kept)] if marker.size <= hard else []
+            ctx.entries |= probe.entries
+        rest = native.items[1:] if native else []
+        ctx.items = [marker, *reversed(kept), *rest] if marker.size <= hard else []
         plan.counts["trimmed"] += 1
         plan.rebuilt = True
         return ctx
+
+    def _native_round(self, live: int, marker: Item, room: int) -> tuple[int, SentContext | None]:
+        """The newest tool round (from the call the last result answers to the end) sent
+        natively after `marker`, if the last turn is a result and the round fits `room`;
+        and where the entries left for text end."""
+        conv = self.conv
+        end = len(conv.entries)
+        last = conv.turns[conv.entries[-1].turn] if end else None
+        results = [p for p in last.tools if p["type"] == "tool_result"] if last else []
+        call_turn = conv.calls.get(results[-1]["id"]) if results else None
+        if call_turn is None or conv.first_entry[call_turn] < live:
+            return end, None
+        start = conv.first_entry[call_turn]
+        probe = SentContext(start=start, upto=start, items=[marker])
+        for i in range(start, end):
+            probe.add_entry(conv, i, end, whole=True)
+        size = sum(item.size for item in probe.items[1:])
+        if size + self.measure(TURN_JOIN) > room or not probe.native_calls:
+            return end, None
+        return start, probe
 
     # -- outside material and the result -------------------------------------------------
 
@@ -348,7 +431,7 @@ class Composer:
 
 def _asks(turn: Turn) -> bool:
     """Whether `turn` is a user's request (words, not only tool results)."""
-    return turn.role == "user" and bool(turn.shown)
+    return turn.role == "user" and bool(turn.shown.strip())
 
 
 class _Kept:
@@ -364,8 +447,14 @@ class _Kept:
 def _included(
     conv: Conversation, ctx: SentContext, tail: list[Item]
 ) -> tuple[list[int], list[int]]:
-    """The turns sent (any entry of them), and those sent only in part."""
-    return ctx.included_turns(conv, (item.ref for item in tail))
+    """The turns sent (any entry), and those sent only in part; a cut tool turn of the
+    round being answered is sent whole (its first entry stands for all)."""
+    entries: list[int] = []
+    for item in tail:
+        first = conv.entries[item.ref]
+        whole = first.parts > 1 and bool(conv.turns[first.turn].tools)
+        entries.extend(range(item.ref, item.ref + first.parts) if whole else [item.ref])
+    return ctx.included_turns(conv, entries)
 
 
 def _item_parts(item: Item) -> list[Part]:

@@ -14,7 +14,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .._turns.conversation import Conversation
-from .._turns.render import TURN_JOIN, Part, render_ordinary, render_unit, tool_line
+from .._turns.render import (
+    TURN_JOIN,
+    Part,
+    Piece,
+    render_ordinary,
+    render_unit,
+    searchable,
+    tool_line,
+)
 
 STRETCH = "u"  # the kinds as persistence writes them
 ENTRY = "t"
@@ -38,7 +46,7 @@ class SentContext:
     block: int = 0  # items chosen at the rebuild; the rest were appended after
     items: list[Item] = field(default_factory=list)
     stretches: set[int] = field(default_factory=set)
-    entries: set[int] = field(default_factory=set)  # unredacted entries it holds
+    entries: set[int] = field(default_factory=set)  # entries it holds that show something
     native_calls: set[str] = field(default_factory=set)
     sent_items: int = 0  # items the previous call sent (its cache breakpoint)
 
@@ -71,25 +79,34 @@ class SentContext:
         self.items.append(Item(STRETCH, uid, "user", text, size, joined=joined))
         self.stretches.add(uid)
         turns, entries = conv.turns, conv.entries
-        self.entries.update(i for i in range(start, end) if not turns[entries[i].turn].redacted)
+        self.entries.update(i for i in range(start, end) if not turns[entries[i].turn].silent)
 
     def add_entry(
-        self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None
-    ) -> None:
+        self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None,
+        whole: bool = False,
+    ) -> None:  # fmt: skip
         """Entry `i` as itself; `limit` is where this extension of the context ends. `replay`
-        names the calls that travelled natively when a saved context is rebuilt."""
+        names the calls that travelled natively when a saved context is rebuilt. `whole`
+        (the round being answered) sends a tool turn that was cut into pieces as one entry,
+        its tool parts native: its first piece carries it, the others add nothing."""
         piece = conv.piece(i)
         turn = piece.turn
-        if turn.redacted:
+        if turn.silent:
             return
+        held = range(i, i + 1)
+        if whole and piece.parts > 1 and turn.tools:
+            if piece.part > 0:
+                return  # sent whole with the turn's first piece
+            held = range(i, i + piece.parts)
+            piece = Piece(turn, searchable(turn))
         previous = conv.turns[conv.entries[i - 1].turn] if i > 0 else None
         with_when = i == self.start or previous is None or turn.when != previous.when
         named = not self.items and turn.role == "assistant"
         native: tuple[Part, ...] = ()
         if not named and piece.parts == 1:
-            native = self._native_tools(conv, i, limit, replay)
+            native = self._native_tools(conv, i, limit, replay, whole)
         body = piece.body
-        if turn.tools:
+        if turn.tools and piece.parts == 1:  # a piece of a cut turn is its own slice of text
             lines = [turn.shown] if turn.shown else []
             lines += [tool_line(p) for p in turn.tools if p not in native]
             body = "\n".join(lines)
@@ -102,13 +119,14 @@ class SentContext:
             size += measure(TURN_JOIN)  # assemble joins the two messages
         role = "user" if named else turn.role
         self.items.append(Item(ENTRY, i, role, text, size, native))
-        self.entries.add(i)
+        self.entries.update(held)
 
     def _native_tools(
-        self, conv: Conversation, i: int, limit: int, replay: set[str] | None
+        self, conv: Conversation, i: int, limit: int, replay: set[str] | None, whole: bool
     ) -> tuple[Part, ...]:
         """The tool parts of entry `i` that may travel natively: a call whose result lies in
-        this context, whole and shown; a result whose call travelled natively."""
+        this context, whole (or cut, when `whole` sends cut turns whole) and shown; a result
+        whose call travelled natively."""
         turn = conv.turns[conv.entries[i].turn]
         native: list[Part] = []
         for part in turn.tools:
@@ -126,8 +144,8 @@ class SentContext:
             if answer is None:
                 continue
             first = conv.first_entry[answer]
-            whole = conv.entries[first].parts == 1
-            if first > i and first < limit and whole and not conv.turns[answer].redacted:
+            sent_whole = whole or conv.entries[first].parts == 1
+            if first > i and first < limit and sent_whole and not conv.turns[answer].redacted:
                 native.append(part)
                 self.native_calls.add(call_id)
         return tuple(native)

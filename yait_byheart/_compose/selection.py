@@ -83,7 +83,13 @@ def joining(
     The kept context must hold `stability` of the selection's relevance, counted above
     `shared_score` x the weakest chosen weight (what every stretch scores anyway); missing
     stretches join best first until it does, and one scoring `strong_join` x the best always
-    joins. Only relevant stretches count (`weights` covers the first of `fresh` only).
+    joins. When it holds none of it, the subject has moved and every missing one joins (a
+    partial join would answer part of a new question). Only relevant stretches count
+    (`weights` covers the first of `fresh` only).
+
+    >>> joining(set(), [3, 4, 5], [4.0, 3.0, 2.0], stability=0.5, shared_score=0.0,
+    ...         strong_join=1.0)
+    [3, 4, 5]
     """
     base = min(weights, default=0.0) * shared_score
     above = [w - base for w in weights]
@@ -95,6 +101,8 @@ def joining(
             covered += weight
         else:
             missing.append((uid, weight))
+    if covered == 0:
+        return [uid for uid, _ in missing]  # the subject moved: the question gets all it needs
     strong = strong_join * max(above, default=0.0)
     out: list[int] = []
     for uid, weight in missing:

@@ -88,7 +88,12 @@ _PUNCT = str.maketrans(
     dict.fromkeys(".,!?;:()[]{}\"'\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1-/", " ")
 )
 _ASCII_PUNCT = bytes.maketrans(b".,!?;:()[]{}\"'-/", b" " * 16)
-_SPLIT = re.compile(r"[\s.,!?;:()\[\]{}\"'\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1/-]+")
+# Runs of Latin letters (and digits), the only words the keys and votes hold: a word glued
+# to Han text or CJK punctuation ("gestern。昨天") is a word too, as it is once an annotation
+# is inserted beside it.
+_LATIN_WORD = re.compile(
+    "[0-9_a-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0300-\u036f\u1e00-\u1eff]+"
+)
 _OTHER_SCRIPT = re.compile("[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff]")
 # Words of other languages that are English words too, and what stands in for them:
 # "l'an dernier" is found by "dernier", "ce week-end" by "ce", "il weekend scorso" by "scorso".
@@ -108,7 +113,7 @@ def _words(lowered: str) -> list[str]:
     """The words of a lower-cased text, punctuation dropped (bytes.translate: fast on ASCII)."""
     if lowered.isascii():
         return lowered.encode().translate(_ASCII_PUNCT).decode().split()
-    return _SPLIT.split(lowered)
+    return _LATIN_WORD.findall(lowered)
 
 
 def _english_pair(lowered: str) -> bool:

@@ -194,3 +194,21 @@ WHEN_ISO = re.compile(
 WHEN_MAX = 64
 #: Runs of white space collapse to one space before matching.
 SPACES = re.compile(r"\s+")
+
+# --- annotations read back ----------------------------------------------------
+
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November"
+    r"|December)"
+)
+
+
+def _annotation_end(p: str) -> str:
+    """One end of an annotation as `calc` writes it: "20 May 2023", "20 May", "20",
+    "May 2023", "May", "2023" (the missing parts come from the other end)."""
+    return rf"(?:(?P<{p}d>[0-9]{{1,2}})[ ]?)?(?:(?P<{p}m>{_MONTH})[ ]?)?(?P<{p}y>[0-9]{{4}})?"
+
+
+#: An annotation resolve_time inserted: " [20 May 2023]", " [15-21 May 2023]",
+#: " [29 May-4 June 2023]", " [April 2023]", " [June-August 2022]", " [2022]".
+ANNOTATION = re.compile(rf" \[{_annotation_end('a')}(?:-{_annotation_end('b')})?\]")

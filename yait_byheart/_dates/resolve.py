@@ -35,8 +35,11 @@ Rules, chosen once and applied everywhere:
   "last year's [2022] trip". Matching ignores case; the abbreviations that are
   also words (Mon, Wed, Sat, Sun) count only with a capital letter ("where I
   last sat").
-* A phrase already followed by "[" is left alone, so an annotated text fed
-  again comes back unchanged; phrases inside a URL or an address
+* An annotated text fed again comes back unchanged: the annotations already in
+  it (the `` [...]`` this function writes, ``calc.NOTE``) are set aside before
+  matching, so every rule reads the words as first written (a window or a
+  language vote would otherwise see the inserted dates), and a phrase already
+  followed by "[" is left alone. Phrases inside a URL or an address
   ("x.com/today") are left alone too.
 * Seasons are meteorological, northern hemisphere ("last summer [June-August
   2022]"); other languages and the newer English phrases ("the Friday before
@@ -52,6 +55,7 @@ from __future__ import annotations
 import functools
 import re
 from datetime import date, datetime
+from email.utils import parsedate_to_datetime
 
 from . import calc as C
 from . import intl
@@ -148,7 +152,16 @@ def _parse_when_str(when: str, order: str | None = None) -> date | None:
     m = R.WHEN_TEXT.fullmatch(s)
     if m is not None and R.MONTHS.get(m["m1"] or m["m2"]) is not None:
         return _parse_english(m)
-    return _parse_other(s, order)
+    return _parse_other(s, order) or _parse_rfc2822(when)
+
+
+def _parse_rfc2822(when: str) -> date | None:
+    """An e-mail date ("Tue, 30 May 2023 17:27:00 +0000", RFC 2822 section 3.3), as written:
+    the date in its own zone, like an ISO date-time's."""
+    try:
+        return parsedate_to_datetime(when).date()
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 def _parse_english(m: re.Match[str]) -> date | None:
@@ -411,7 +424,46 @@ def _ascii_lower(text: str) -> str:
 
 def _annotations(text: str, anchor: date) -> list[tuple[int, str]]:
     """(position, inserted string) pairs, ascending: the inserts resolve_time makes."""
-    return _all_inserts(text, _ascii_lower(text), anchor)
+    plain, notes = _set_aside_notes(text)
+    return _placed(text, notes, _all_inserts(plain, _ascii_lower(plain), anchor))
+
+
+def _set_aside_notes(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` without the annotations already in it, and where they were: (position in
+    the text without them, length). Matching runs on the text without them, so a second
+    pass reads what the first read ("gestern。昨天 [24 May 2023]gestern" must not split a
+    word the first pass saw glued, nor push a cue out of a clause window)."""
+    if "[" not in text:
+        return text, []  # the common case, at the cost of one scan
+    kept: list[str] = []
+    notes: list[tuple[int, int]] = []
+    done = size = 0
+    for m in C.NOTE.finditer(text):
+        kept.append(text[done : m.start()])
+        size += m.start() - done
+        notes.append((size, m.end() - m.start()))
+        done = m.end()
+    kept.append(text[done:])
+    return "".join(kept), notes
+
+
+def _placed(
+    text: str, notes: list[tuple[int, int]], found: list[tuple[int, str]]
+) -> list[tuple[int, str]]:
+    """Inserts found on the text without its ``notes``, moved to positions in ``text``;
+    one right before an annotation (or any "[") is dropped: that phrase is annotated."""
+    if not notes:
+        return found
+    placed: list[tuple[int, str]] = []
+    shift = i = 0
+    for pos, note in found:
+        while i < len(notes) and notes[i][0] < pos:
+            shift += notes[i][1]
+            i += 1
+        at = pos + shift  # before a note set aside at ``pos`` itself
+        if R.NEXT_BRACKET.match(text, at) is None:
+            placed.append((at, note))
+    return placed
 
 
 def _all_inserts(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
@@ -474,13 +526,14 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
         raise _when_type_error(when)
     if not text or not when:
         return text
-    lowered = _ascii_lower(text)
-    if not _may_contain_phrase(lowered) and not intl.may_apply(text, lowered):
+    plain, notes = _set_aside_notes(text)
+    lowered = _ascii_lower(plain)
+    if not _may_contain_phrase(lowered) and not intl.may_apply(plain, lowered):
         return text  # the common case: no date word at all
     anchor = parse_when(when, order)
     if anchor is None:
         return text
-    inserts = _all_inserts(text, lowered, anchor)
+    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor))
     if not inserts:
         return text
     pieces: list[str] = []

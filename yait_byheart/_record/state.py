@@ -3,6 +3,8 @@
 Reading validates everything before anything is built, so a defect raises ValueError naming
 the field and never half-loads. Version 1 data (before long turns were cut into pieces and
 tool parts existed) reads as it did; its saved context is dropped if a turn is now cut.
+Version 3 added a turn's `item` (the framework's own record of a message) and empty turns
+(text "", no tools: stored, never sent).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .._turns.render import KINDS, Part, Turn
 from .._turns.tools import check_part
 
 FORMAT = "yait_byheart.memory"
-VERSION = 2
+VERSION = 3
 
 
 def _fail(what: str) -> ValueError:
@@ -50,6 +52,8 @@ def turn_record(
         record["when"] = turn.when
     if turn.tools:
         record["tools"] = [dict(p) for p in turn.tools]
+    if turn.item is not None:
+        record["item"] = turn.item
     if turn.redacted:
         record["redacted"] = True
     if cuts:
@@ -93,7 +97,7 @@ def read_turn(raw: object, where: int) -> tuple[Turn, list[bool] | None, list[in
             role in ("user", "assistant") and kind in KINDS and type(text) is str
             and type(shown) is str and type(source) is str and type(when) is str
             and type(opens) is bool and type(redacted) is bool and "tools" not in raw
-            and "cuts" not in raw
+            and "cuts" not in raw and "item" not in raw
         ):  # fmt: skip
             return Turn(role, text, shown, kind, source, when, opens, redacted), [opens], []
     return _read_turn_checked(raw, f"turns[{where}]")
@@ -119,6 +123,12 @@ def _read_turn_checked(raw: object, where: str) -> tuple[Turn, list[bool] | None
         expect(flag, bool, f"{where}.opens")
     if cuts and len(opens) != len(cuts) + 1:
         raise _fail(f"{where}.opens should hold one flag per piece ({len(cuts) + 1})")
+    redacted = expect(record.get("redacted", False), bool, f"{where}.redacted")
+    item = record.get("item")
+    if item is not None:
+        if redacted:
+            raise _fail(f"{where} is redacted yet holds an item; redaction blanks both")
+        check_json(item, f"{where}.item")
     turn = Turn(
         role=role,
         text=text,
@@ -127,8 +137,9 @@ def _read_turn_checked(raw: object, where: str) -> tuple[Turn, list[bool] | None
         source=expect(record.get("source", ""), str, f"{where}.source"),
         when=expect(record.get("when", ""), str, f"{where}.when"),
         opens=opens[0],
-        redacted=expect(record.get("redacted", False), bool, f"{where}.redacted"),
+        redacted=redacted,
         tools=tools,
+        item=item,
     )
     return turn, opens, cuts
 

@@ -85,6 +85,14 @@ class Index:
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._lengths
 
+    def ids(self) -> Iterable[int]:
+        """The ids of the documents indexed."""
+        return self._lengths.keys()
+
+    def holding(self, term: str) -> Mapping[int, int]:
+        """The documents holding `term`, each with its count (empty if none)."""
+        return self._postings.get(term, {})
+
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
         if doc_id in self._lengths:
@@ -97,8 +105,9 @@ class Index:
         postings = self._postings
         max_tf = self._max_tf
         bands = self._bands
+        get = postings.get
         for term, tf in counts.items():
-            entry = postings.get(term)
+            entry = get(term)
             if entry is None:
                 postings[term] = {doc_id: tf}
                 max_tf[term] = tf
@@ -106,9 +115,10 @@ class Index:
                 entry[doc_id] = tf
                 if tf > 1 and tf > max_tf[term]:
                     max_tf[term] = tf
-                by_tf = bands.get(term)
-                if by_tf is not None:
-                    by_tf.setdefault(tf, {}).setdefault(length, []).append(doc_id)
+                if bands:  # none before a query first bands a long list (a cold index)
+                    by_tf = bands.get(term)
+                    if by_tf is not None:
+                        by_tf.setdefault(tf, {}).setdefault(length, []).append(doc_id)
 
     def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Forget a document; `counts` must be the term counts it was added with."""
@@ -451,8 +461,9 @@ class BM25:
     def add(self, docs: Sequence[str], ids: Sequence[int] | None = None) -> BM25:
         """Index `docs` too, as documents `ids` (default: after the last one); returns self.
 
-        >>> BM25().fit(["the cat sat"]).add(["a dog barked"]).rank("dog")
-        [1, 0]
+        Examples:
+            >>> BM25().fit(["the cat sat"]).add(["a dog barked"]).rank("dog")
+            [1, 0]
         """
         _documents("add", docs)
         ids = range(self._n, self._n + len(docs)) if ids is None else ids

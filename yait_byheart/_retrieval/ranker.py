@@ -2,15 +2,19 @@
 
 The built-in BM25 index is fed lazily: stretches closed since the last compose are indexed
 by the next one (indexing at append made that append the median one, docs/benchmarks.md
-"Speed"). A custom retriever is fitted once; one with `add` then gets only new stretches, one
+"Speed"). A second index holds only the user's words of each stretch, for questions about what
+the user said (`ranking.asked_speaker`; docs/benchmarks.md, "LongMemEval"). A custom
+retriever is fitted once; one with `add` then gets only new stretches, one
 with `remove` follows redactions, any other is fitted again after a change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from .._dates.resolve import parse_when
+from .._dates.spans import annotated_spans
 from .._text.tokens import Tokenizer
 from .._turns.conversation import Conversation
 from .._turns.settings import Tuning
@@ -23,21 +27,64 @@ class Ranker:
     """The index (or retriever) of a conversation's closed stretches."""
 
     def __init__(
-        self, conv: Conversation, tuning: Tuning, tokenizer: Tokenizer, retriever: Any = None
-    ) -> None:
+        self, conv: Conversation, tuning: Tuning, tokenizer: Tokenizer, retriever: Any = None,
+        date_order: str | None = None,
+    ) -> None:  # fmt: skip
         self.conv = conv
+        self.date_order = date_order
+        self.days: list[tuple[int, int]] = []  # each stretch's first and last day (ordinals)
         self.tuning = tuning
         self.tokenizer = tokenizer
         self.counts = tokenizer.counts_of  # each of a stretch's texts read in its own language
         self.retriever = retriever
         self.index = Index()
+        self.user_index = Index()  # the user's words of each stretch that has some
         self.fed = -1  # stretches the retriever holds; -1 before its first fit
 
     def sync(self) -> None:
         """Index the stretches closed since the last call that needed the index."""
-        conv, index = self.conv, self.index
-        for uid in range(len(index), len(conv.starts)):
-            index.add(uid, self.counts(conv.stretch_bodies(uid)))
+        first, n = len(self.index), len(self.conv.starts)
+        if first >= n:
+            return
+        add, add_user, counts = self.index.add, self.user_index.add, self.counts
+        for uid, (user_texts, other_texts) in enumerate(self.conv.bodies_by_role(first, n), first):
+            every, user = self._merged(counts(user_texts), counts(other_texts))
+            add(uid, every)
+            if user:
+                add_user(uid, user)
+
+    def _counts(self, uid: int) -> tuple[dict[str, int], dict[str, int]]:
+        """Stretch `uid`'s term counts: all its words, and the user's alone."""
+        conv = self.conv
+        user = self.counts(conv.stretch_bodies_of(uid, "user"))
+        other = self.counts(conv.stretch_bodies_of(uid, "assistant"))
+        return self._merged(user, other)
+
+    @staticmethod
+    def _merged(
+        user: dict[str, int], other: dict[str, int]
+    ) -> tuple[dict[str, int], dict[str, int]]:
+        """All of a stretch's term counts (the assistant's first), and the user's alone."""
+        if not user:
+            return other, user
+        if not other:
+            return user, user
+        both = dict(other)
+        for term, tf in user.items():
+            both[term] = both.get(term, 0) + tf
+        return both, user
+
+    def _add(self, uid: int) -> None:
+        every, user = self._counts(uid)
+        self.index.add(uid, every)
+        if user:
+            self.user_index.add(uid, user)
+
+    def _remove(self, uid: int) -> None:
+        every, user = self._counts(uid)
+        self.index.remove(uid, every)
+        if uid in self.user_index:
+            self.user_index.remove(uid, user)
 
     def terms(self, query: str) -> list[str]:
         """The query's terms, in the reading whose terms the conversation holds the largest
@@ -62,11 +109,62 @@ class Ranker:
             return iter(())
         if self.retriever is not None:
             return self._retrieved(query, n)
-        self.sync()
+        index = self.index_for(query)
+        spans = [(a.toordinal(), b.toordinal()) for a, b in annotated_spans(query)]
         return _ranking.bm25_ranked(
-            self.index, self.terms(query), n, self.exact_k(), self.tuning, self.conv.dated,
-            _ranking.asks_when(query),
+            index, self.terms(query), n, self.exact_k(), self.tuning, self.conv.dated,
+            _ranking.asks_when(query), self._in_spans(spans, n) if spans else None,
         )  # fmt: skip
+
+    def index_for(self, query: str) -> Index:
+        """The index a query is ranked in: the user's words for a question about them."""
+        self.sync()
+        if _ranking.asked_speaker(query) == "user" and len(self.user_index):
+            return self.user_index  # the user's own words are the evidence
+        return self.index
+
+    def uncovered(self, query: str, held: set[int], among: list[int]) -> list[int]:
+        """Of `among` (best first), for each of the query's distinctive terms that no stretch
+        in `held` holds, the first stretch that holds it: what a kept context must add so no
+        part of a question goes unanswered ("When does our flight leave, and which hotel did
+        we book?")."""
+        if self.retriever is not None:
+            return []
+        index = self.index_for(query)
+        terms = _ranking.query_terms(index, self.terms(query), self.tuning)
+        out: list[int] = []
+        for term in terms:
+            holders = index.holding(term)
+            # A word more stretches hold than a selection weighs says little about where the
+            # answer is: only rarer ones count as a part of the question.
+            if len(holders) > self.exact_k() or any(uid in holders for uid in held):
+                continue
+            first = next((uid for uid in among if uid in holders), None)
+            if first is not None and first not in out:
+                out.append(first)
+        return out
+
+    def _in_spans(self, spans: list[tuple[int, int]], n: int) -> Callable[[int], bool]:
+        """Whether a stretch was said on a day of `spans` (ordinal ranges)."""
+        days = self.days
+        for uid in range(len(days), n):
+            days.append(self._days_of(uid))
+
+        def said_then(uid: int) -> bool:
+            first, last = days[uid]
+            return any(first <= b and a <= last for a, b in spans)
+
+        return said_then
+
+    def _days_of(self, uid: int) -> tuple[int, int]:
+        """Stretch `uid`'s first and last day, from its turns' `when` ((1, 0): none known)."""
+        conv = self.conv
+        start, end = conv.stretch_range(uid)
+        found = {conv.turns[e.turn].when for e in conv.entries[start:end]}
+        ordinals = [
+            d.toordinal() for d in (parse_when(w, self.date_order) for w in found if w) if d
+        ]
+        return (min(ordinals), max(ordinals)) if ordinals else (1, 0)
 
     def _retrieved(self, query: str, n: int) -> Iterator[tuple[int, float]]:
         self._feed(n)
@@ -89,12 +187,12 @@ class Ranker:
         """Before a redaction changes `stretches`: take their old text out."""
         self.sync()
         for uid in stretches:
-            self.index.remove(uid, self.counts(self.conv.stretch_bodies(uid)))
+            self._remove(uid)
 
     def restore(self, stretches: list[int]) -> None:
         """After a redaction changed `stretches`: put their new text in."""
         for uid in stretches:
-            self.index.add(uid, self.counts(self.conv.stretch_bodies(uid)))
+            self._add(uid)
         retriever = self.retriever
         if retriever is None or self.fed < 0:
             return
@@ -114,13 +212,13 @@ class Ranker:
     def dump_snapshot(self) -> bytes:
         """The index of every closed stretch as bytes (see `_snapshot`)."""
         self.sync()
-        return snapshot.dump(self.conv, self.index, self.tokenizer.snapshot_id)
+        return snapshot.dump(self.conv, self.index, self.user_index, self.tokenizer.snapshot_id)
 
     def load_snapshot(self, data: bytes) -> int:
         """Take the index from `data` if it was built from exactly these stretches by this
         tokenizer; how many stretches it supplied (0: ignored, they are indexed anew)."""
-        index = snapshot.load(self.conv, data, self.tokenizer.snapshot_id)
-        if index is None:
+        loaded = snapshot.load(self.conv, data, self.tokenizer.snapshot_id)
+        if loaded is None:
             return 0
-        self.index = index
-        return len(index)
+        self.index, self.user_index = loaded
+        return len(self.index)

@@ -20,7 +20,7 @@ import heapq
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .._turns.patterns import WHEN_QUESTION
+from .._turns.patterns import ASKS_OWN_WORDS, ASKS_REPLIES, WHEN_QUESTION
 from .._turns.settings import Tuning
 from .bm25 import Index
 
@@ -34,6 +34,21 @@ def asks_when(query: str) -> bool:
     (True, False, False)
     """
     return WHEN_QUESTION.match(query) is not None
+
+
+def asked_speaker(query: str) -> str | None:
+    """Whose words a question asks about: "user" when it speaks of the asker ("what did I
+    buy?", "my sister's name"), unless it asks what the assistant said ("what did you suggest
+    for my trip?"); None otherwise (a third-person question, "we"). English only for now.
+
+    >>> asked_speaker("What degree did I graduate with?"), asked_speaker("Which hotel, Ann?")
+    ('user', None)
+    >>> asked_speaker("Can you remind me what you recommended for my trip?") is None
+    True
+    """
+    if ASKS_REPLIES.search(query) is not None:
+        return None
+    return "user" if ASKS_OWN_WORDS.search(query) is not None else None
 
 
 def neighbour_shares(
@@ -78,10 +93,13 @@ def with_neighbours(
 
     Only the head lends (its scores are exact); a neighbour outside it gets its exact own
     score first (the head's pruning may have left a lower bound). Shares only raise scores,
-    so the new head lies within the old head and its neighbours.
+    so the new head lies within the old head and its neighbours. A stretch the index does
+    not hold (only the other speaker's words, when a question is about one speaker's) is no
+    evidence of what was asked: it receives only as the reply that followed a stretch.
     """
     sources = {u: score for score, u in head}
     shares = neighbour_shares(sources, n, tuning.context_weight, tuning.context_width)
+    shares = {u: share for u, share in shares.items() if u in index or u - 1 in sources}
     own = index.exact([u for u in shares if u not in sources], terms)
     for uid, share in shares.items():
         scores[uid] = (sources[uid] if uid in sources else own[uid]) + share
@@ -108,20 +126,31 @@ def recency_fill(scored: Mapping[int, Any], n: int, scan: int) -> Iterator[tuple
 
 def bm25_ranked(
     index: Index, terms: list[str], n: int, k: int, tuning: Tuning, dated: Callable[[int], bool],
-    when: bool,
+    when: bool, said_then: Callable[[int], bool] | None = None,
 ) -> Iterator[tuple[int, float]]:  # fmt: skip
-    """The built-in ranking: the k best exactly, the next k by lower bound, then recency."""
+    """The built-in ranking: the k best exactly, the next k by lower bound, then recency.
+
+    `said_then` marks the stretches said on the days a question names ("last weekend",
+    resolved against its date): they are boosted like dated stretches for "when" questions,
+    and the rest of them come before the recency top-up.
+    """
     terms = query_terms(index, terms, tuning)
     head, scores = index.head(terms, k)
     if tuning.context_weight > 0 and tuning.context_width > 0 and scores:
         head = with_neighbours(index, terms, head, scores, n, k, tuning)
     if tuning.date_boost > 0 and when:
         head = date_boosted(head, dated, tuning.date_boost)
+    if tuning.date_boost > 0 and said_then is not None:
+        head = date_boosted(head, said_then, tuning.date_boost)
     yield from ((u, score) for score, u in head)
     if len(head) < len(scores):  # rarely reached: the head usually fills the room
         seen = {u for _, u in head}
         rest = ((s, u) for u, s in scores.items() if u not in seen)
         yield from ((u, score) for score, u in heapq.nlargest(k, rest))
+    if said_then is not None:
+        then = [u for u in range(n - 1, -1, -1) if u not in scores and said_then(u)]
+        yield from ((u, 0.0) for u in then[: tuning.recency_fill_scan])
+        scores = {**scores, **dict.fromkeys(then, 0.0)}
     yield from recency_fill(scores, n, tuning.recency_fill_scan)
 
 

@@ -14,49 +14,47 @@ from __future__ import annotations
 _VOWELS = frozenset("aeiou")
 
 
+# Each letter as "v" (vowel) or "c" (consonant); y is settled by the letter before it.
+_CV = str.maketrans({chr(c): ("v" if chr(c) in "aeiou" else "c") for c in range(128)})
+
+
+def _cv(word: str) -> str:
+    """The word as "c"/"v" letters: a consonant is a letter other than a, e, i, o, u, and
+    other than y after a consonant (one C-level translate; a loop only for a y)."""
+    if "y" not in word and word.isascii():
+        return word.translate(_CV)
+    out = []
+    previous_consonant = False  # y at the start is a consonant, as after a vowel
+    for ch in word:
+        consonant = (not previous_consonant) if ch == "y" else ch not in _VOWELS
+        out.append("c" if consonant else "v")
+        previous_consonant = consonant
+    return "".join(out)
+
+
 def _is_consonant(word: str, i: int) -> bool:
-    """A consonant is a letter other than a, e, i, o, u, and other than y after a consonant."""
-    ch = word[i]
-    if ch in _VOWELS:
-        return False
-    if ch == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
+    """Whether letter `i` of `word` is a consonant (see `_cv`)."""
+    return _cv(word[: i + 1])[-1] == "c"
 
 
 def _measure(stem: str) -> int:
     """m in the paper: the number of vowel-consonant sequences in [C](VC)^m[V]."""
-    m = 0
-    previous_vowel = False
-    for i in range(len(stem)):
-        vowel = not _is_consonant(stem, i)
-        if previous_vowel and not vowel:
-            m += 1
-        previous_vowel = vowel
-    return m
+    return _cv(stem).count("vc")
 
 
 def _has_vowel(stem: str) -> bool:
     """*v* in the paper."""
-    return any(not _is_consonant(stem, i) for i in range(len(stem)))
+    return "v" in _cv(stem)
 
 
 def _ends_double_consonant(word: str) -> bool:
     """*d in the paper."""
-    return len(word) >= 2 and word[-1] == word[-2] and _is_consonant(word, len(word) - 1)
+    return len(word) >= 2 and word[-1] == word[-2] and _cv(word)[-1] == "c"
 
 
 def _ends_cvc(word: str) -> bool:
     """*o in the paper: consonant-vowel-consonant, the last not w, x or y."""
-    if len(word) < 3:
-        return False
-    n = len(word)
-    return (
-        _is_consonant(word, n - 3)
-        and not _is_consonant(word, n - 2)
-        and _is_consonant(word, n - 1)
-        and word[-1] not in "wxy"
-    )
+    return len(word) >= 3 and _cv(word).endswith("cvc") and word[-1] not in "wxy"
 
 
 def _step1a(w: str) -> str:
@@ -110,23 +108,38 @@ _STEP4 = (
 )  # fmt: skip
 
 
-def _replace_longest(w: str, rules: tuple[tuple[str, str], ...], min_measure: int) -> str:
+# Suffix -> replacement, the suffix lengths longest first, the suffixes' last letters.
+Rules = tuple[dict[str, str], list[int], frozenset[str]]
+
+
+def _replace_longest(w: str, rules: Rules, min_measure: int) -> str:
     """Apply the rule with the longest matching suffix, if its stem's measure allows it.
 
     Only the longest match is tried: a failed condition does not fall through to a shorter one.
     """
-    best: tuple[str, str] | None = None
-    for suffix, replacement in rules:
-        if w.endswith(suffix) and (best is None or len(suffix) > len(best[0])):
-            best = (suffix, replacement)
-    if best is None:
+    table, lengths, last = rules
+    if w[-1:] not in last:
         return w
-    stem = w[: -len(best[0])]
-    return stem + best[1] if _measure(stem) > min_measure else w
+    for n in lengths:
+        replacement = table.get(w[-n:])
+        if replacement is not None:
+            stem = w[:-n]
+            return stem + replacement if _measure(stem) > min_measure else w
+    return w
+
+
+def _longest_first(rules: tuple[tuple[str, str], ...]) -> Rules:
+    """`rules` as suffix -> replacement, their suffix lengths longest first, their last letters."""
+    lengths = sorted({len(s) for s, _ in rules}, reverse=True)
+    return dict(rules), lengths, frozenset(s[-1] for s, _ in rules)
+
+
+_STEP2_RULES, _STEP3_RULES = _longest_first(_STEP2), _longest_first(_STEP3)
+_STEP4_TABLE, _STEP4_LENGTHS, _ = _longest_first(tuple((s, "") for s in _STEP4))
 
 
 def _step4(w: str) -> str:
-    best = max((s for s in _STEP4 if w.endswith(s)), key=len, default=None)
+    best = next((w[-n:] for n in _STEP4_LENGTHS if w[-n:] in _STEP4_TABLE), None)
     if best is None:
         return w
     stem = w[: -len(best)]
@@ -155,7 +168,7 @@ def stem(word: str) -> str:
     w = _step1a(word)
     w = _step1b(w)
     w = _step1c(w)
-    w = _replace_longest(w, _STEP2, 0)
-    w = _replace_longest(w, _STEP3, 0)
+    w = _replace_longest(w, _STEP2_RULES, 0)
+    w = _replace_longest(w, _STEP3_RULES, 0)
     w = _step4(w)
     return _step5(w)

@@ -108,10 +108,9 @@ class Tokenizer:
 
     def counts_of(self, texts: Sequence[str]) -> dict[str, int]:
         """Term counts of several texts together, each read in its own language."""
-        terms: list[str] = []
+        counts: Counter[str] = Counter()
         for text in texts:
-            terms += self._terms(text)
-        counts = Counter(terms)
+            counts.update(self._terms(text))
         counts.pop("", None)
         return dict(counts)
 
@@ -188,10 +187,14 @@ class Tokenizer:
     def _read(self, lang: str, found: Sequence[str | bytes]) -> list[str]:
         """Each word's term through the cache of `lang`, stemming only words not seen yet."""
         cache = self._caches.get(lang)
-        if cache is None or not cache.keys() >= set(found):
-            cache = self._fill(lang, found)
-        # `cache` is this call's own reference: a replacement by another thread cannot empty it.
-        return list(map(cache.__getitem__, found))
+        if cache is not None:
+            try:
+                # `cache` is this call's own reference: a replacement by another thread cannot
+                # empty it.
+                return list(map(cache.__getitem__, found))
+            except KeyError:
+                pass  # a word not seen yet
+        return list(map(self._fill(lang, found).__getitem__, found))
 
     def _fill(self, lang: str, found: Sequence[str | bytes]) -> Cache:
         with self._lock:

@@ -46,15 +46,36 @@ class Shape:
         return self.budget * self.tuning.max_stretch_share
 
     @property
+    def grain(self) -> int:
+        """The conversation's own unit size, a share of `chunk`: the budget plays no part."""
+        return max(1, int(self.chunk * self.tuning.stretch_share))
+
+    @property
     def stretch_size(self) -> int:
-        """The size at which a stretch closes at the next user turn: a share of `chunk`, at
-        most budget / stretches_per_budget and half the cap (docs/benchmarks.md, "Retrieval
-        ablations"). Long turns are cut into pieces of this size too."""
+        """The size at which a stretch closes at the next user turn: the grain, at most
+        budget / stretches_per_budget and half the cap (docs/benchmarks.md, "Retrieval
+        ablations")."""
         t = self.tuning
-        own = int(self.chunk * t.stretch_share)
+        own = self.grain
         if t.stretches_per_budget > 0:
             own = min(own, int(self.budget / t.stretches_per_budget))
         return max(1, min(own, int(self.cap / 2)))
+
+    @property
+    def piece_size(self) -> int:
+        """The size long turns are cut to: the grain (at most half the cap)."""
+        return max(1, min(self.grain, int(self.cap / 2)))
+
+    @property
+    def cut_at(self) -> float:
+        """A turn measuring more than this is cut into pieces: `cut_over` grains, so a user's
+        short turn is not sent with the whole of a long reply ("Long replies"); at most the cap."""
+        over = self.tuning.cut_over
+        # A piece smaller than its own label ("[part 2 of 9 of a long message]") costs more
+        # than it saves: with a tiny chunk, only the cap cuts.
+        if over <= 0 or self.piece_size <= self.measure(Piece.label_of(9, 10)):
+            return self.cap
+        return min(self.cap, over * self.grain)
 
 
 @dataclass
@@ -74,12 +95,14 @@ class _Open:
     empty: bool
     calls: dict[str, int]
     answered: set[str]
+    in_long: bool  # the last entry is a piece of a long turn
 
     def advance(self, piece: Piece, size: int, opens: bool) -> None:
         if opens:
             self.size, self.calls = 0, {}
         self.size += size
         self.empty = False
+        self.in_long = piece.parts > 1 and not piece.turn.tools
         if piece.part == 0:
             for tool in piece.turn.tools:
                 if tool["type"] == "tool_call":
@@ -125,9 +148,12 @@ class Conversation:
         a stored turn's choices."""
         text = searchable(turn)
         if cuts is None:
-            cuts = [] if turn.redacted else self._cuts(turn, text)
+            cuts = [] if turn.silent else self._cuts(turn, text)
         bounds = [0, *cuts, len(text)]
-        state = _Open(self.open_size, self.open_start == len(self.entries), self.open_calls, set())
+        last = self.entries[-1] if self.entries else None
+        in_long = last is not None and last.parts > 1 and not self.turns[last.turn].tools
+        empty = self.open_start == len(self.entries)
+        state = _Open(self.open_size, empty, self.open_calls, set(), in_long)
         previous = self.turns[self.entries[-1].turn] if self.entries else None
         out = Layout([], list(cuts), [])
         parts = len(bounds) - 1
@@ -138,7 +164,7 @@ class Conversation:
             with_when = part == 0 and (previous is None or turn.when != previous.when)
             named = part == 0 and not self.entries and turn.role == "assistant"
             rendered = (
-                "" if turn.redacted else render_ordinary(piece, with_when=with_when, named=named)
+                "" if turn.silent else render_ordinary(piece, with_when=with_when, named=named)
             )
             size = self.shape.measure(rendered)
             given = opens[part] if opens is not None and part < len(opens) else None
@@ -178,9 +204,10 @@ class Conversation:
         """Where a turn too long for one stretch is cut (offsets into its text), or none."""
         shape = self.shape
         whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
-        if shape.measure(whole) <= shape.cap:
+        # A tool round is cut only past the cap: an agent's open round must stay native.
+        if shape.measure(whole) <= (shape.cap if turn.tools else shape.cut_at):
             return []
-        bodies = cut(text, shape.stretch_size, shape.measure)
+        bodies = cut(text, shape.piece_size, shape.measure)
         offsets, at = [], 0
         for body in bodies[:-1]:
             at += len(body)
@@ -206,6 +233,8 @@ class Conversation:
             return False
         if piece.part > 0:
             return state.size >= shape.stretch_size
+        if (piece.parts > 1 and not piece.turn.tools) or state.in_long:
+            return True  # a long turn's stretches are its own: neither side joins them
         if not piece.turn.shown:
             return False  # tool results only: an agent's rounds stay with the request they serve
         if piece.turn.role != "user" and not shape.tuning.close_at_any_turn:
@@ -231,7 +260,7 @@ class Conversation:
         self.open_calls = {}
 
     def _rendered_size(self, start: int, end: int) -> int:
-        pieces = [p for p in self.pieces(start, end) if not p.turn.redacted]
+        pieces = [p for p in self.pieces(start, end) if not p.turn.silent]
         return self.shape.measure(render_unit(pieces)) if pieces else 0
 
     # -- reading ---------------------------------------------------------------------------
@@ -257,21 +286,52 @@ class Conversation:
         """The stretch holding entry `i` (len(starts) for the open one)."""
         return bisect_right(self.starts, i) - 1 if i < self.open_start else len(self.starts)
 
-    def stretch_bodies(self, k: int) -> list[str]:
+    def stretch_bodies(self, k: int, role: str = "") -> list[str]:
         """What stretch `k` is indexed by: its shown entries' text, one string each."""
-        return [p.body for p in self.pieces(*self.stretch_range(k)) if not p.turn.redacted]
+        return [
+            p.body
+            for p in self.pieces(*self.stretch_range(k))
+            if not p.turn.silent and (not role or p.turn.role == role)
+        ]
+
+    def stretch_bodies_of(self, k: int, role: str) -> list[str]:
+        """Stretch `k`'s shown entries said by `role`, one string each."""
+        return [
+            p.body for p in self.pieces(*self.stretch_range(k))
+            if p.turn.role == role and not p.turn.silent
+        ]  # fmt: skip
+
+    def bodies_by_role(self, first: int, end: int) -> list[tuple[list[str], list[str]]]:
+        """For each stretch from `first` to `end`, its shown entries' text said by the user
+        and by the assistant (`stretch_bodies_of` for both, in one pass over the entries)."""
+        turns, entries = self.turns, self.entries
+        bounds = [*self.starts[first:end], self.starts[end] if end < len(self.starts)
+                  else self.open_start]  # fmt: skip
+        out: list[tuple[list[str], list[str]]] = []
+        for k in range(end - first):
+            user: list[str] = []
+            other: list[str] = []
+            for entry in entries[bounds[k] : bounds[k + 1]]:
+                turn = turns[entry.turn]
+                if turn.silent:
+                    continue
+                text = searchable(turn)
+                body = text if entry.parts == 1 else text[entry.start : entry.end]
+                (user if turn.role == "user" else other).append(body)
+            out.append((user, other))
+        return out
 
     def stretch_text(self, k: int) -> str:
         """Stretch `k`'s shown text as one string (what a custom retriever is given)."""
         return "\n".join(self.stretch_bodies(k))
 
     def last_shown(self, k: int) -> Piece | None:
-        """The last entry of stretch `k` that is not redacted (None if none, or no such k)."""
+        """The last entry of stretch `k` that is not silent (None if none, or no such k)."""
         if k < 0:
             return None
         start, end = self.stretch_range(k)
         for i in range(end - 1, start - 1, -1):
-            if not self.turns[self.entries[i].turn].redacted:
+            if not self.turns[self.entries[i].turn].silent:
                 return self.piece(i)
         return None
 
@@ -283,7 +343,7 @@ class Conversation:
             return saving
         last = self.last_shown(k - 1)
         start, end = self.stretch_range(k)
-        first = next((p for p in self.pieces(start, end) if not p.turn.redacted), None)
+        first = next((p for p in self.pieces(start, end) if not p.turn.silent), None)
         saving = 0
         if last is not None and first is not None:
             saving = self.shape.measure(MEMORY_MARKER)
@@ -297,7 +357,7 @@ class Conversation:
         start, end = self.stretch_range(k)
         turns = {self.entries[i].turn for i in range(start, end)}
         return any(len(self.turns[t].shown) != len(self.turns[t].text) for t in turns
-                   if not self.turns[t].redacted)  # fmt: skip
+                   if not self.turns[t].silent)  # fmt: skip
 
     def pending(self) -> int:
         """The first entry of the open stretch holding a call not answered yet (or the end)."""

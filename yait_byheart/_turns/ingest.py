@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Any
 
 from .._dates.resolve import format_day, parse_when, resolve_time
 from .render import KINDS, Part, Turn
@@ -31,24 +32,23 @@ def when_label(call: str, when: object) -> str:
 
 def make_turn(
     call: str, role: str, text: object, *, kind: str, source: object, when: object,
-    resolve: bool, order: str | None = None, tools: tuple[Part, ...] = (),
+    resolve: bool, order: str | None = None, tools: tuple[Part, ...] = (), item: Any = None,
 ) -> Turn:  # fmt: skip
     """A checked turn; relative dates in `text` annotated when `resolve` and `when` is given
-    (`order`: how to read a numeric `when` whose day and month could swap, see `parse_when`)."""
+    (`order`: how to read a numeric `when` whose day and month could swap, see `parse_when`).
+    A turn with nothing to send (an export's empty turn, a message carrying only an `item`)
+    is stored as given and never indexed or sent (`Turn.silent`)."""
     if role not in ("user", "assistant"):
         raise ValueError(f'{call}: role={role!r}; use "user" or "assistant"')
     if not isinstance(text, str):
         raise TypeError(f"{call}: text must be a str, got {type(text).__name__}")
-    if not text.strip() and not tools:
-        # Providers refuse blank messages (Anthropic and Gemini answer HTTP 400).
-        raise ValueError(f"{call}: text is blank; append only turns that say something")
     if kind not in KINDS:
         raise ValueError(f"{call}: kind={kind!r}; use SAID, SUPPLIED or DERIVED")
     if not isinstance(source, str):
         raise TypeError(f"{call}: source must be a str, got {type(source).__name__}")
     label = when_label(call, when)
     shown = text
-    if resolve and label and text:
+    if resolve and label:
         anchor = parse_when(when, order)  # type: ignore[arg-type]
         if anchor is None:
             raise ValueError(
@@ -57,5 +57,5 @@ def make_turn(
                 "whose day and month could swap (05/08/2023) needs Memory(date_order='dmy' or "
                 "'mdy'); or build the Memory with resolve_time=False to keep free-form labels"
             )
-        shown = resolve_time(text, anchor)
-    return Turn(role, text, shown, kind, source, label, tools=tools)
+        shown = resolve_time(text, anchor) if text.strip() else text
+    return Turn(role, text, shown, kind, source, label, tools=tools, item=item)

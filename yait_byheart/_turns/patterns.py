@@ -1,4 +1,4 @@
-"""Regular expressions used outside date repair (which keeps its own in `_time_re`)."""
+"""Regular expressions used outside date repair (which keeps its own in `_dates/patterns.py`)."""
 
 from __future__ import annotations
 
@@ -15,5 +15,24 @@ PIECE_BOUNDARIES = (
     re.compile(r"\s+"),
 )
 
+# A question: a question mark in any script (Latin, full-width, Arabic, Greek question mark).
+ASKS = re.compile("[?\uff1f\u061f\u037e]")
+
 # A "when" question starts with "when".
 WHEN_QUESTION = re.compile(r"\s*when\b", re.IGNORECASE)
+
+#: A question that speaks of the asker: the user's own words are its evidence.
+# "I" only as a capital (Italian "i" is an article); the rest in any case.
+ASKS_OWN_WORDS = re.compile(r"\bI\b|(?i:\b(?:i'm|i've|i'd|i'll|me|my|mine|myself)\b)")
+#: ... unless it asks what the assistant said, or to recall the talk itself, where either
+#: speaker's words may hold it ("you told me", "did you suggest", "your advice", "remind me",
+#: "our previous chat", "we discussed").
+ASKS_REPLIES = re.compile(
+    r"\byou(?:'d|'ve)?[ ]+(?:\w+[ ]+)?(?:tell|told|say|said|mention(?:ed)?|suggest(?:ed)?|"
+    r"recommend(?:ed)?|give|gave|provided?|list(?:ed)?|shared?|explain(?:ed)?|write|wrote|"
+    r"described?|named?|show(?:ed)?|offer(?:ed)?|proposed?|advised?|came[ ]up[ ]with)\b"
+    r"|\byour[ ]+(?:suggestion|recommendation|advice|answer|reply|list|response|explanation)s?\b"
+    r"|\bremind[ ]+me\b|\bwe[ ]+(?:talked|discussed|chatted|spoke)\b"
+    r"|\bour[ ]+(?:\w+[ ]+)?(?:conversation|chat|discussion|talk)s?\b",
+    re.IGNORECASE,
+)

@@ -37,7 +37,13 @@ class Turn:
     """One stored turn. `text` is as given; `shown` adds date annotations beside the words.
 
     `tools` holds the turn's tool parts (`tool_call` in assistant turns, `tool_result` in user
-    turns) exactly as appended.
+    turns) exactly as appended. `item` is the framework's own record of the message (any JSON
+    value, kept and returned as given, never read by selection or rendering): what lets an
+    integration hand back exactly what it was given.
+
+    `redacted`: blanked by `Memory.redact` (its item gone too). A turn with no words and no
+    tool part (an export's empty turn, a message that carried only an `item`: a reasoning
+    item, an image) is `silent`: kept, never indexed or sent.
     """
 
     role: str
@@ -49,6 +55,14 @@ class Turn:
     opens: bool = False  # this turn opened a new stretch
     redacted: bool = False
     tools: tuple[Part, ...] = ()
+    item: Any = None
+
+    @property
+    def silent(self) -> bool:
+        """Nothing to index or send: redacted, or empty (a real export has empty turns, and
+        providers refuse a blank message)."""
+        # `not shown.strip()` without copying a long text: empty, or whitespace only.
+        return self.redacted or (not self.tools and (not self.shown or self.shown.isspace()))
 
 
 @dataclass(slots=True, frozen=True)
@@ -62,9 +76,12 @@ class Piece:
 
     @property
     def label(self) -> str:
-        if self.parts == 1:
-            return ""
-        return f"[part {self.part + 1} of {self.parts} of a long message] "
+        return "" if self.parts == 1 else self.label_of(self.part, self.parts)
+
+    @staticmethod
+    def label_of(part: int, parts: int) -> str:
+        """The label of part `part` (from 0) of a turn cut into `parts` pieces."""
+        return f"[part {part + 1} of {parts} of a long message] "
 
 
 def tool_line(part: Part) -> str:
@@ -119,7 +136,7 @@ def render_unit(pieces: Sequence[Piece], *, after: Piece | None = None) -> str:
     previous_when: str | None = after.turn.when if after is not None else None
     for piece in pieces:
         turn = piece.turn
-        if turn.redacted:
+        if turn.silent:
             continue
         if turn.when != previous_when and turn.when:
             lines.append(f"[{turn.when}]")

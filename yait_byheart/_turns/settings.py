@@ -27,6 +27,9 @@ class Tuning:
     stretches_per_budget: float = 20.0
     """... or at the latest at budget / stretches_per_budget; 0 turns that off ("Retrieval
     ablations")."""
+    cut_over: float = 2.0
+    """A turn longer than this many stretch sizes is cut into pieces of about one; 0 cuts only
+    turns that would pass the cap ("Long replies")."""
     max_stretch_share: float = 0.5
     """A stretch never takes more than this share of the budget, so at least two always fit."""
     close_at_any_turn: bool = False

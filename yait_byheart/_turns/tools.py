@@ -2,7 +2,8 @@
 
 A `tool_call` part (assistant messages) is {"type": "tool_call", "id", "name", "arguments"},
 arguments a JSON string; a `tool_result` part (user messages, as Anthropic and Gemini carry
-them) is {"type": "tool_result", "id", "output", "is_error"?}.
+them) is {"type": "tool_result", "id", "output", "is_error"?}. A message may also carry an
+`item`: the framework's own record of it (any JSON value), kept beside the parts.
 
 >>> check_part({"type": "tool_call", "id": "c1", "name": "f", "arguments": "{}"}, "part")
 {'type': 'tool_call', 'id': 'c1', 'name': 'f', 'arguments': '{}'}
@@ -62,8 +63,11 @@ def split_message(message: object, call: str) -> tuple[str, str, tuple[Part, ...
     if role not in ("user", "assistant"):
         raise ValueError(f'{call}: message role={role!r}; use "user" or "assistant"')
     parts: Any = message.get("parts")
-    if not isinstance(parts, list) or not parts:
-        raise ValueError(f"{call}: message needs a non-empty list of 'parts'")
+    if not isinstance(parts, list) or not (parts or message.get("item") is not None):
+        raise ValueError(
+            f"{call}: message needs a non-empty list of 'parts' (or an 'item' to keep, with "
+            "'parts': [] when byheart can read no text from it)"
+        )
     texts: list[str] = []
     tools: list[Part] = []
     allowed = "tool_call" if role == "assistant" else "tool_result"
@@ -79,6 +83,22 @@ def split_message(message: object, call: str) -> tuple[str, str, tuple[Part, ...
             raise ValueError(f"{where} is a {part['type']} in a {role} message; {allowed} only")
         tools.append(part)
     return role, TURN_JOIN.join(t for t in texts if t), tuple(tools)
+
+
+def read_item(message: dict[str, Any], call: str) -> Any:
+    """The message's `item` (None when absent), checked to be JSON data so every store can
+    keep it; a copy, so the caller's later changes do not reach the Memory."""
+    item = message.get("item")
+    if item is None:
+        return None
+    try:
+        return json.loads(json.dumps(item, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{call}: message['item'] must be JSON data (dicts, lists, str, numbers, bools, "
+            f"None), got {type(item).__name__} holding something else ({exc}); convert it "
+            "first, e.g. with the framework's own to-dict function"
+        ) from None
 
 
 def check_pairs(

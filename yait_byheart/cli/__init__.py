@@ -119,6 +119,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "byheart") -> int:
         interrupted. A usage error raises SystemExit(2) from argparse instead.
     """
     args = build_parser(prog).parse_args(argv)  # exits 2 on a usage error
+    args.prog = prog  # errors that suggest a command spell it as the user ran this one
     run: Callable[[argparse.Namespace], int] = COMMANDS[args.command]
     try:
         code = run(args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -35,10 +36,7 @@ def _store(args: argparse.Namespace, *, create: bool = False) -> Store:
 
 
 def _export(store: Store, conversation: str) -> dict[str, Any]:
-    try:
-        return store.export(conversation)
-    except UnknownConversationError as exc:
-        raise CliError(str(exc)) from None
+    return store.export(conversation)  # UnknownConversationError: see _failing_cleanly
 
 
 def _print_json(obj: object) -> None:
@@ -124,10 +122,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 def run_delete(args: argparse.Namespace) -> int:
     with _store(args) as store:
-        try:
-            store.delete(args.conversation)
-        except UnknownConversationError as exc:
-            raise CliError(str(exc)) from None
+        store.delete(args.conversation)
     print(f"deleted {args.conversation!r}")
     return EXIT_OK
 
@@ -151,10 +146,7 @@ def run_stats(args: argparse.Namespace) -> int:
                     os.path.getsize(p) for p in (location, location + "-wal") if os.path.exists(p)
                 )
         else:
-            try:
-                stats = dict(store.open(args.conversation, create=False).stats)
-            except UnknownConversationError as exc:
-                raise CliError(str(exc)) from None
+            stats = dict(store.open(args.conversation, create=False).stats)
     if args.json:
         _print_json(stats)
     else:
@@ -207,6 +199,15 @@ def _failing_cleanly(run: Command) -> Command:
             raise CliError(str(exc), EXIT_FAILED) from None
         except ValueError as exc:  # e.g. a conversation stored with callables: say it, once
             raise CliError(str(exc), EXIT_FAILED) from None
+        except UnknownConversationError:
+            # The store's message names its Python call; a shell user needs the command.
+            where = shlex.quote(store_location(args))
+            prog = getattr(args, "prog", "byheart")
+            raise CliError(
+                f"no conversation {args.conversation!r} in the store {where}; "
+                f"`{prog} conversations --store {where}` lists the stored ids",
+                EXIT_FAILED,
+            ) from None
 
     return wrapped
 

@@ -34,7 +34,9 @@ def store_location(args: argparse.Namespace) -> str:
     location = getattr(args, "store", None) or os.environ.get("BYHEART_STORE", "")
     if not location:
         raise CliError("no store given; pass --store PATH (or set BYHEART_STORE)", EXIT_USAGE)
-    return str(location)
+    location = str(location)
+    # An MCP host's config passes "~/chats.db" to us with no shell to expand the "~".
+    return location if location.startswith(_DSN_PREFIXES) else os.path.expanduser(location)
 
 
 def open_store(location: str, *, create: bool) -> Store:

@@ -1,5 +1,6 @@
 """What the framework integrations share: finding the Memory, reading its turns back as
-neutral messages, clearing it, and gathering a framework's messages into neutral ones."""
+neutral messages, clearing it, gathering a framework's messages into neutral ones, and
+filing a framework's items so that each turn keeps the items it came from."""
 
 from __future__ import annotations
 
@@ -9,15 +10,24 @@ from typing import Any, TypeVar
 
 from ..memory import Memory
 
-__all__ = ["clear_memory", "file_messages", "group_messages", "open_memory", "stored_messages"]
+__all__ = [
+    "check_source",
+    "clear_memory",
+    "file_items",
+    "file_messages",
+    "group_messages",
+    "open_memory",
+    "stored_items",
+    "stored_messages",
+]
 
 T = TypeVar("T")
 
 
-def open_memory(
+def check_source(
     memory_or_store: object, session_id: object, settings: Mapping[str, Any], call: str
-) -> tuple[Memory, Any]:
-    """The Memory to use and the store it came from (None when a Memory was given)."""
+) -> None:
+    """Refuse what ``open_memory`` could not open, before anything is opened."""
     if not isinstance(session_id, str) or not session_id:
         raise ValueError(f"{call}: session_id must be a non-empty str, got {session_id!r}")
     if isinstance(memory_or_store, Memory):
@@ -26,13 +36,22 @@ def open_memory(
                 f"{call}: Memory settings ({', '.join(settings)}) apply only when a store is "
                 "given; set them on the Memory you pass"
             )
+        return
+    if not callable(getattr(memory_or_store, "open", None)):
+        raise TypeError(
+            f"{call}: memory_or_store must be a yait_byheart.Memory or a store "
+            f"(SQLiteStore, PostgresStore), got {type(memory_or_store).__name__}"
+        )
+
+
+def open_memory(
+    memory_or_store: object, session_id: object, settings: Mapping[str, Any], call: str
+) -> tuple[Memory, Any]:
+    """The Memory to use and the store it came from (None when a Memory was given)."""
+    check_source(memory_or_store, session_id, settings, call)
+    if isinstance(memory_or_store, Memory):
         return memory_or_store, None
-    if callable(getattr(memory_or_store, "open", None)):
-        return memory_or_store.open(session_id, **settings), memory_or_store  # type: ignore[attr-defined]
-    raise TypeError(
-        f"{call}: memory_or_store must be a yait_byheart.Memory or a store "
-        f"(SQLiteStore, PostgresStore), got {type(memory_or_store).__name__}"
-    )
+    return memory_or_store.open(session_id, **settings), memory_or_store  # type: ignore[attr-defined]
 
 
 def clear_memory(
@@ -51,8 +70,9 @@ def clear_memory(
 
 
 def stored_messages(memory: Memory) -> list[dict[str, Any] | None]:
-    """Each turn of ``memory`` as a neutral message (None for a redacted turn), read from
-    ``Memory.to_dict()``: how the integrations rebuild a conversation reopened from a store."""
+    """Each turn of ``memory`` as a neutral message with its ``item`` if it has one (None for
+    a redacted turn), read from ``Memory.to_dict()``: how the integrations rebuild a
+    conversation reopened from a store."""
     out: list[dict[str, Any] | None] = []
     for turn in memory.to_dict()["turns"]:
         if turn.get("redacted"):
@@ -62,8 +82,91 @@ def stored_messages(memory: Memory) -> list[dict[str, Any] | None]:
         if turn["text"]:
             text = {"type": "text", "text": turn["text"]}
             parts = [*parts, text] if turn["role"] == "user" else [text, *parts]
-        out.append({"role": turn["role"], "parts": parts} if parts else None)
+        message: dict[str, Any] = {"role": turn["role"], "parts": parts}
+        if "item" in turn:
+            message["item"] = turn["item"]
+        out.append(message if parts or "item" in message else None)
     return out
+
+
+def stored_items(
+    memory: Memory, tag: str, load: Callable[[Any], T],
+    from_parts: Callable[[dict[str, Any]], list[T]],
+) -> tuple[list[T], list[int]]:  # fmt: skip
+    """The framework items ``memory`` holds, oldest first, and the turn holding each.
+
+    A turn filed by this framework (its item is ``{tag: [dumped item, ...]}``) gives back
+    exactly its items (``load`` undoes the dump); any other turn with parts (plain
+    ``append_message``, another framework) is converted by ``from_parts``; another
+    framework's item-only turn gives nothing.
+    """
+    items: list[T] = []
+    turns: list[int] = []
+    for index, message in enumerate(stored_messages(memory)):
+        if message is None:
+            continue
+        kept = message.get("item")
+        if isinstance(kept, dict) and isinstance(kept.get(tag), list):
+            got = [load(raw) for raw in kept[tag]]
+        else:
+            got = from_parts(message) if message["parts"] else []
+        items += got
+        turns += [index] * len(got)
+    return items, turns
+
+
+PartsOf = Callable[[T], "tuple[str, list[dict[str, Any]]] | None"]
+
+
+def file_items(
+    memory: Memory, items: list[T], parts_of: PartsOf[T], dumped: list[Any], tag: str, call: str,
+    extra: Mapping[str, Any] | None = None,
+) -> list[int]:  # fmt: skip
+    """File a framework's ``items`` in ``memory``, each turn keeping the items it came from
+    (``{tag: [dumped item, ...], **extra}``, ``dumped[k]`` being item k as JSON data); the
+    turn holding each item.
+
+    Items byheart reads nothing from (reasoning, a system prompt, an image) ride in the turn
+    of the next item that has parts in this batch (else the one before); a batch with none,
+    and a message the Memory refuses (a result whose call it never saw), become turns that
+    keep only their items: nothing is lost, nothing unsendable is sent.
+    """
+    messages, owner = group_messages(items, parts_of)
+    homes = _homes(owner)
+    if not messages:
+        messages = [{"role": "user", "parts": []}]
+        homes = [0] * len(items)
+    for k, message in enumerate(messages):
+        kept = [dumped[j] for j, home in enumerate(homes) if home == k]
+        message["item"] = {tag: kept, **(extra or {})}
+    turns = [_file_one(memory, message, call) for message in messages]
+    return [turns[home] for home in homes]
+
+
+def _homes(owner: list[int | None]) -> list[int]:
+    """Each item's message: its own, else the next item's that has one, else the last."""
+    homes: list[int] = []
+    following: int | None = None
+    for k in range(len(owner) - 1, -1, -1):
+        following = owner[k] if owner[k] is not None else following
+        homes.append(-1 if following is None else following)
+    homes.reverse()
+    last = max((o for o in owner if o is not None), default=0)
+    return [last if home < 0 else home for home in homes]
+
+
+def _file_one(memory: Memory, message: dict[str, Any], call: str) -> int:
+    # Idempotency: once Memory.append_message takes key= (the concurrent-processes issue),
+    # pass the framework's own id of the message's first item here (SDK item id, LangChain
+    # message id), so that a retried add files it once. Not available yet.
+    try:
+        return memory.append_message(message)
+    except ValueError as err:
+        if not message["parts"]:
+            raise
+        warnings.warn(f"{call}: kept but not filed for selection: {err}", stacklevel=4)
+        silent = {"role": message["role"], "parts": [], "item": message["item"]}
+        return memory.append_message(silent)
 
 
 def group_messages(

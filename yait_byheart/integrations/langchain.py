@@ -1,8 +1,8 @@
 """byheart for LangChain and LangGraph: a chat message history and a trimming runnable.
 
 - ``ByheartChatMessageHistory(memory_or_store, session_id)`` is a ``BaseChatMessageHistory``:
-  ``messages`` returns every message exactly as added (tool calls and tool messages
-  included) while their words are filed in a :class:`~yait_byheart.Memory`.
+  ``messages`` returns every message exactly as added, every type and field, also after a
+  store is reopened, while their words are filed in a [`Memory`][yait_byheart.Memory].
 - ``byheart_trimmer(memory_or_history)`` is a runnable that sends the model
   ``Memory.compose()`` instead of the whole history: given a list of messages it returns the
   composed list; given a LangGraph state (``{"messages": [...]}``) it returns
@@ -16,21 +16,32 @@ LangChain is imported when a name of this module is first used (``pip install
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ..memory import Memory
 from ..providers._neutral import Call, Result, Text, read_messages
-from ._common import clear_memory, file_messages, group_messages, open_memory, stored_messages
+from ._common import (
+    check_source,
+    clear_memory,
+    file_items,
+    open_memory,
+    stored_items,
+)
 
 # ByheartChatMessageHistory is made by the module __getattr__ below, on first use.
 __all__ = ["ByheartChatMessageHistory", "byheart_trimmer"]  # noqa: F822
 
 _LOCK = threading.Lock()
 _MADE: dict[str, Any] = {}  # the history class, made once on first use (it subclasses LangChain's)
+TAG = "langchain"
+"""The key of a turn's ``item`` under which the history keeps the messages it filed."""
+CALL = "ByheartChatMessageHistory()"
 
 
 def _text(content: object) -> str:
@@ -47,9 +58,14 @@ def _text(content: object) -> str:
     return ""
 
 
+# A streamed message's chunk reads as the message it is part of.
+_CHUNKS = {"HumanMessageChunk": "human", "AIMessageChunk": "ai", "ToolMessageChunk": "tool"}
+
+
 def _parts(message: Any) -> tuple[str, list[dict[str, Any]]] | None:
     """A LangChain message's neutral role and parts; None for messages byheart does not file."""
     kind = getattr(message, "type", "")
+    kind = _CHUNKS.get(kind, kind)
     text = _text(getattr(message, "content", ""))
     if kind == "human":
         return ("user", [{"type": "text", "text": text}]) if text.strip() else None
@@ -121,6 +137,33 @@ def _messages_of(message: dict[str, Any]) -> list[Any]:
     return [*out, lm.HumanMessage(texts)] if texts else out
 
 
+def _dump(message: Any, call: str) -> Any:
+    """A message as JSON data (LangChain's own ``message_to_dict``): what a turn keeps.
+
+    A field that is not JSON (an artifact object, bytes) is kept as its text, with a
+    warning: this process still returns the message itself, a reopened store its JSON form.
+    """
+    from langchain_core.messages import message_to_dict
+
+    data = message_to_dict(message)
+    try:
+        return json.loads(json.dumps(data, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        warnings.warn(
+            f"{call}: a {message.type} message holds data that "
+            f"is not JSON ({exc}); it is returned as given while this history lives, stored "
+            "with that data as text; keep artifacts and metadata JSON-safe to store them exactly",
+            stacklevel=4,
+        )
+        return json.loads(json.dumps(data, default=str))
+
+
+def _load(raw: Any) -> Any:
+    from langchain_core.messages import messages_from_dict
+
+    return messages_from_dict([raw])[0]
+
+
 def _make_history_class() -> type:
     from langchain_core.chat_history import BaseChatMessageHistory
 
@@ -128,50 +171,75 @@ def _make_history_class() -> type:
         """A LangChain chat message history backed by byheart.
 
         Args:
-            memory_or_store: A :class:`~yait_byheart.Memory`, or a store (``SQLiteStore``,
+            memory_or_store: A [`Memory`][yait_byheart.Memory], or a store (``SQLiteStore``,
                 ``PostgresStore``) whose conversation ``session_id`` is opened (created if
-                absent).
+                absent) on first use, in a worker thread when that use is async.
             session_id: The conversation's id.
             **memory_settings: Memory settings (``budget=``, ...) for a store's new
                 conversation.
 
-        ``messages`` are the added messages themselves (copies) while this object lives; a
-        history reopened from a store rebuilds them from the stored turns (text, tool calls
-        and tool messages; message ids and metadata are not stored).
+        ``messages`` returns every message as added, every type and field (system and chat
+        messages, ids, names, ``additional_kwargs``, ``response_metadata``, artifacts,
+        content blocks), also from a history reopened from a store: each Memory turn keeps
+        the messages it was filed from (``message_to_dict``), and the Memory indexes the
+        words it reads from them. The async methods run the store's work in a worker
+        thread, off the event loop.
         """
 
         def __init__(self, memory_or_store: Any, session_id: str, **memory_settings: Any) -> None:
-            call = "ByheartChatMessageHistory()"
-            self.memory, self._store = open_memory(
-                memory_or_store, session_id, memory_settings, call
-            )
+            check_source(memory_or_store, session_id, memory_settings, CALL)
+            self._source = memory_or_store
             self.session_id = session_id
             self._settings = dict(memory_settings)
-            self._lock = threading.Lock()
+            self._lock = threading.RLock()
+            self._memory: Memory | None = None
+            self._store: Any = None
             self._kept: list[Any] = []
-            for message in stored_messages(self.memory):
-                self._kept.extend(_messages_of(message) if message else [])
+
+        @property
+        def memory(self) -> Memory:
+            """The Memory, its store's conversation opened on first use."""
+            with self._lock:
+                if self._memory is None:
+                    self._memory, self._store = open_memory(
+                        self._source, self.session_id, self._settings, CALL
+                    )
+                    self._kept, _ = stored_items(self._memory, TAG, _load, _messages_of)
+                return self._memory
 
         @property
         def messages(self) -> list[Any]:  # type: ignore[override]
             with self._lock:
+                _ = self.memory
                 return copy.deepcopy(self._kept)
 
         def add_messages(self, messages: Sequence[Any]) -> None:
             """Keep ``messages`` as they are and file their words in the Memory."""
+            fresh = [m.model_copy(deep=True) for m in messages]
+            if not fresh:
+                return
+            call = "ByheartChatMessageHistory.add_messages"
+            dumped = [_dump(m, call) for m in fresh]
             with self._lock:
-                fresh = [m.model_copy(deep=True) for m in messages]
-                grouped, _ = group_messages(fresh, _parts)
-                file_messages(self.memory, grouped, "ByheartChatMessageHistory.add_messages")
+                file_items(self.memory, fresh, _parts, dumped, TAG, call)
                 self._kept.extend(fresh)
 
         def clear(self) -> None:
             """Forget every message; a store's conversation is deleted, a Memory's redacted."""
             with self._lock:
-                self.memory = clear_memory(
+                self._memory = clear_memory(
                     self.memory, self._store, self.session_id, self._settings
                 )
                 self._kept = []
+
+        async def aget_messages(self) -> list[Any]:
+            return await asyncio.to_thread(lambda: self.messages)
+
+        async def aadd_messages(self, messages: Sequence[Any]) -> None:
+            await asyncio.to_thread(self.add_messages, messages)
+
+        async def aclear(self) -> None:
+            await asyncio.to_thread(self.clear)
 
     return ByheartChatMessageHistory
 
@@ -208,8 +276,9 @@ class _Trimmer:
                 if m.id is None:
                     self.held.append(m)
                 fresh.append(m)
-        grouped, _ = group_messages(fresh, _parts)
-        file_messages(self.source, grouped, "byheart_trimmer")
+        if fresh:
+            dumped = [_dump(m, "byheart_trimmer") for m in fresh]
+            file_items(self.source, fresh, _parts, dumped, TAG, "byheart_trimmer")
 
     def __call__(self, value: Any) -> Any:
         state = isinstance(value, dict)
@@ -228,7 +297,7 @@ def byheart_trimmer(memory_or_history: Any) -> Any:
     """A runnable sending the model ``Memory.compose()`` instead of the whole history.
 
     Args:
-        memory_or_history: A :class:`~yait_byheart.Memory` (the runnable files each message
+        memory_or_history: A [`Memory`][yait_byheart.Memory] (the runnable files each message
             it has not seen, by message id (an id-less message by identity), then composes)
             or a ``ByheartChatMessageHistory`` (which files; the runnable only composes from
             its Memory).

@@ -1,9 +1,10 @@
 """byheart as an OpenAI Agents SDK ``Session``: every item kept, the model sent a selection.
 
 ``ByheartSession`` implements the SDK's ``Session`` protocol (``get_items``, ``add_items``,
-``pop_item``, ``clear_session``). It keeps the items the SDK gives it exactly as given, tool
-items included, and files their words in a :class:`~yait_byheart.Memory` (messages, function
-calls and their outputs; reasoning and other items are kept but not filed). Pass
+``pop_item``, ``clear_session``) as the SDK's ``SQLiteSession`` does. It keeps the items the
+SDK gives it exactly as given, every item type, in the turns of a
+[`Memory`][yait_byheart.Memory] (and so in its store), and files their words for selection
+(messages, function calls and their outputs; reasoning and hosted-tool items ride along). Pass
 ``session.session_input_callback`` as ``RunConfig(session_input_callback=...)`` and each run
 starts from ``Memory.compose(new input)`` instead of the whole history: the stretches the new
 input needs under the Memory's budget, with the prefix kept stable for the provider's cache.
@@ -14,6 +15,7 @@ The SDK is not imported here (the protocol needs no base class): ``pip install
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import threading
@@ -21,11 +23,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..providers import to_openai_responses
-from ._common import clear_memory, file_messages, group_messages, open_memory, stored_messages
+from ._common import clear_memory, file_items, open_memory, stored_items
 
 __all__ = ["ByheartSession"]
 
 Item = dict[str, Any]
+TAG = "openai_agents"
+"""The key of a turn's ``item`` under which this session keeps the SDK items it filed."""
 
 
 def _text(content: object) -> str:
@@ -81,20 +85,52 @@ def _key(item: object) -> str:
     return json.dumps(item, sort_keys=True, default=str)
 
 
+def _as_json(item: Mapping[str, Any], call: str) -> Item:
+    """A copy of ``item`` as plain JSON data, as a store keeps it (so what ``get_items``
+    returns is the same whether or not the session was reopened)."""
+    try:
+        copied: Item = json.loads(json.dumps(item, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{call}: an item is not JSON data ({exc}); add input items as the SDK makes "
+            "them (dicts of str, numbers, lists and dicts)"
+        ) from None
+    return copied
+
+
+def _settings(value: Any) -> Any:
+    """``session_settings`` as ``SQLiteSession`` takes it: None for the defaults, a dict
+    normalized (unknown fields raise TypeError), a ``SessionSettings`` kept."""
+    from agents.memory.session_settings import SessionSettings, coerce_session_settings
+
+    return SessionSettings() if value is None else coerce_session_settings(value)
+
+
+def _window(items: list[Item], limit: int | None) -> list[Item]:
+    """The latest ``limit`` items, as the SDK's SQLite session reads them: None or a
+    negative limit gives all, 0 none."""
+    if limit is None or limit < 0:
+        return items
+    return items[-limit:] if limit > 0 else []
+
+
 class ByheartSession:
     """An Agents SDK ``Session`` backed by byheart.
 
     Args:
-        memory_or_store: A :class:`~yait_byheart.Memory`, or a store (``SQLiteStore``,
+        memory_or_store: A [`Memory`][yait_byheart.Memory], or a store (``SQLiteStore``,
             ``PostgresStore``) whose conversation ``session_id`` is opened (created if absent).
         session_id: The session's id (the store's conversation id).
-        session_settings: The SDK's ``SessionSettings`` (e.g. a default ``limit``), or None.
+        session_settings: The SDK's ``SessionSettings`` or a dict of its fields (e.g.
+            ``{"limit": 20}``: ``get_items()`` returns the latest 20); default
+            ``SessionSettings()``.
         **memory_settings: Memory settings (``budget=``, ...) for a store's new conversation.
 
-    Items come back from ``get_items`` exactly as added while this object lives. A session
-    reopened from a store rebuilds them from the stored turns in input-item form (messages as
-    role and content, function calls and outputs with their call ids); reasoning items and
-    SDK-assigned item ids are not stored.
+    ``get_items`` returns the items exactly as added (``==``, every field, every item type:
+    messages of any role, reasoning, hosted-tool items, images, ids and ``status``), also
+    from a session reopened from a store: each Memory turn keeps the items it was filed from
+    (``Memory.append_message(item=...)``), and the Memory indexes the words it reads from
+    them (message texts, function calls and their outputs).
     """
 
     def __init__(
@@ -108,44 +144,49 @@ class ByheartSession:
         call = "ByheartSession()"
         self.memory, self._store = open_memory(memory_or_store, session_id, memory_settings, call)
         self.session_id = session_id
-        self.session_settings = session_settings
+        self.session_settings = _settings(session_settings)
         self._settings = dict(memory_settings)
         self._lock = threading.Lock()
-        self._items: list[Item] = []
-        self._turn: list[int | None] = []  # the Memory turn filing each item, if any
         self._composed: list[str] = []  # keys of the items the callback just built, in order
         self.last_result: dict[str, Any] | None = None
         """The latest ``Memory.compose`` result the callback sent (log its ``stable_upto``)."""
-        for index, message in enumerate(stored_messages(self.memory)):
-            for item in _items_of(message) if message else []:
-                self._items.append(item)
-                self._turn.append(index)
+        # Several session objects on one conversation (other processes) would read the
+        # store again here before each call, once the store can say what changed (the
+        # concurrent-processes issue); until then this object's copy is the one in force.
+        self._items, self._turn = stored_items(self.memory, TAG, dict, _items_of)
 
     # -- the Session protocol ------------------------------------------------------------
 
     async def get_items(self, limit: int | None = None) -> list[Item]:
-        """The latest ``limit`` items (all when None), oldest first, as they were added."""
+        """The latest ``limit`` items (default ``session_settings.limit``; None or negative:
+        all; 0: none), oldest first, as they were added."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise TypeError(
                 f"ByheartSession.get_items: limit must be an int or None, got {limit!r}"
             )
+        if limit is None:
+            limit = self.session_settings.limit
         with self._lock:
-            chosen = self._items if limit is None else self._items[-limit:] if limit > 0 else []
-            return copy.deepcopy(chosen)
+            return copy.deepcopy(_window(self._items, limit))
 
     async def add_items(self, items: list[Item]) -> None:
         """Keep ``items`` verbatim and file their words in the Memory.
 
         The SDK offers back the items ``session_input_callback`` composed from the Memory, as
         if new, ahead of the run's input in the first call after it (less those it matched to
-        history): those are recognised, in their order, and not kept twice.
+        history): those are recognised, in their order, and not kept twice. The store's
+        writes run in a worker thread, off the event loop.
         """
+        call = "ByheartSession.add_items"
         for item in items:
             if not isinstance(item, Mapping):
                 raise TypeError(
-                    "ByheartSession.add_items: items must be dicts (input items), got "
-                    f"{type(item).__name__}"
+                    f"{call}: items must be dicts (input items), got {type(item).__name__}"
                 )
+        fresh = [_as_json(item, call) for item in items]
+        await asyncio.to_thread(self._add, fresh)
+
+    def _add(self, items: list[Item]) -> None:
         with self._lock:
             expect, self._composed = self._composed, []
             fresh: list[Item] = []
@@ -154,26 +195,41 @@ class ByheartSession:
                 if not fresh and key in expect:  # still in the leading echo
                     del expect[: expect.index(key) + 1]
                     continue
-                fresh.append(copy.deepcopy(dict(item)))
-            messages, owner = group_messages(fresh, _parts)
-            turns = file_messages(self.memory, messages, "ByheartSession.add_items")
+                fresh.append(item)
+            if not fresh:
+                return
+            dumped = copy.deepcopy(fresh)
+            turns = file_items(self.memory, fresh, _parts, dumped, TAG, "ByheartSession.add_items")
             self._items.extend(fresh)
-            self._turn.extend(None if k is None else turns[k] for k in owner)
+            self._turn.extend(turns)
 
     async def pop_item(self) -> Item | None:
-        """Remove and return the latest item; its Memory turn is redacted (a turn shared with
-        other items of a parallel tool round is redacted whole; those items stay listed)."""
+        """Remove and return the latest item, and only it: its Memory turn is redacted and
+        the other items that turn held (text beside a call, calls of one round) are filed
+        again as a new turn, so they stay listed, stored and searchable."""
+        return await asyncio.to_thread(self._pop)
+
+    def _pop(self) -> Item | None:
         with self._lock:
             if not self._items:
                 return None
             item, turn = self._items.pop(), self._turn.pop()
-            if turn is not None:
-                self.memory.redact(turn)
-                self._turn = [None if t == turn else t for t in self._turn]
+            rest = [k for k, t in enumerate(self._turn) if t == turn]
+            self.memory.redact(turn)
+            if rest:
+                kept = [self._items[k] for k in rest]
+                again = file_items(
+                    self.memory, kept, _parts, copy.deepcopy(kept), TAG, "ByheartSession.pop_item"
+                )
+                for k, t in zip(rest, again, strict=True):
+                    self._turn[k] = t
             return item
 
     async def clear_session(self) -> None:
         """Forget every item; a store's conversation is deleted, a Memory's turns redacted."""
+        await asyncio.to_thread(self._clear)
+
+    def _clear(self) -> None:
         with self._lock:
             self.memory = clear_memory(self.memory, self._store, self.session_id, self._settings)
             self._items, self._turn = [], []
@@ -186,7 +242,7 @@ class ByheartSession:
 
         ``history`` (the SDK's full copy) is not used: the Memory composes what to send by
         the new input's text under its budget (``Memory.compose``), converted with
-        :func:`~yait_byheart.providers.to_openai_responses`; the new items follow unchanged,
+        [`to_openai_responses`][]; the new items follow unchanged,
         so the SDK still saves exactly them.
         """
         query = "\n\n".join(

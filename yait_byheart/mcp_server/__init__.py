@@ -4,7 +4,7 @@
 per line on stdin and writes one per line on stdout; logs go to stderr.  It speaks the
 ``initialize`` handshake (revision 2025-11-25, and the older revisions a client asks for) and
 answers ``server/discover`` and per-request ``_meta`` versions for clients of the stateless
-2026-07-28 revision.  Tools: see :mod:`yait_byheart.mcp_server._tools` and docs/mcp.md.
+2026-07-28 revision.  Tools: see `yait_byheart.mcp_server._tools` and docs/mcp.md.
 
 Nothing a client sends stops the server: malformed JSON, unknown methods, wrong parameters and
 oversized lines each get the protocol's error, and tool failures come back as results with

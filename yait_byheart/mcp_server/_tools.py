@@ -1,7 +1,7 @@
 """The MCP server's tools: remember, recall, forget, conversations, over one store.
 
 Each tool publishes a JSON Schema for its input, and that schema checks the input
-(:mod:`._argcheck`).  A tool answers ``(text, structured, is_error)``; bad arguments, unknown
+(`_argcheck`).  A tool answers ``(text, structured, is_error)``; bad arguments, unknown
 conversations and the library's own refusals come back as error results the model can read and
 correct, never as exceptions.
 """
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from .._dates.resolve import parse_when
 from ..memory import Memory
 from ..providers._show import messages_text
 from ..store import (
@@ -118,6 +119,14 @@ class Tools:
         except DamagedRowError as exc:
             self._open.pop(str(arguments.get("conversation")), None)
             return f"{name}: {exc}", {}, True
+        except UnknownConversationError:
+            # The store's own message names a Python call; the model can call a tool.
+            return (
+                f"{name}: no conversation {arguments.get('conversation')!r} in this store; "
+                "the `conversations` tool lists the stored ids",
+                {},
+                True,
+            )
         except (ValueError, TypeError, IndexError, KeyError, StoreConflictError) as exc:
             return f"{name}: {exc}", {}, True
         except (sqlite3.Error, OSError) as exc:  # e.g. locked past the timeout by another writer
@@ -139,14 +148,20 @@ class Tools:
     def _remember(self, args: dict[str, Any]) -> Answer:
         conversation, user = args["conversation"], args.get("user")
         role, words = args.get("role", "user"), args["text"]
+        if not words.strip():  # a model's empty call is a mistake to tell it about
+            raise ValueError("remember: text is blank; pass the words to remember")
         when: str | datetime = args["when"] if "when" in args else self.clock()
         try:
             mem = self._memory(conversation, create=False, user=user)
         except UnknownConversationError:
-            # A refused first turn must leave no empty conversation behind: try it on a scratch
-            # Memory before creating (deleting afterwards could delete another server's turns).
-            Memory(budget=self.budget).append(role, words, when=when)
+            # A refused first turn must leave no empty conversation behind: it is tried on a
+            # scratch Memory before the conversation is created (deleting it afterwards could
+            # delete the turns another server stored in the meantime).
+            scratch = Memory(budget=self.budget)
+            _check_when(scratch, when, words)
+            scratch.append(role, words, when=when)
             mem = self._memory(conversation, create=True, user=user)
+        _check_when(mem, when, words)
         index = mem.append(role, words, when=when, key=args.get("key"))
         text = f"remembered as turn {index} of {conversation!r} ({_count(len(mem), 'turn')})"
         return text, {"conversation": conversation, "turn": index, "turns": len(mem)}, False
@@ -175,8 +190,14 @@ class Tools:
     def _forget(self, args: dict[str, Any]) -> Answer:
         conversation, user, turn = args.get("conversation"), args.get("user"), args.get("turn")
         if conversation is not None and user is None and turn is not None:
-            self._memory(conversation, create=False).redact(int(turn))
-            text = f"turn {int(turn)} of {conversation!r} blanked"
+            mem = self._memory(conversation, create=False)
+            n, index = len(mem), int(turn)
+            if not -n <= index < n:  # said in the tool's terms, not Memory.redact's
+                held = f"turns 0 to {n - 1} (-1 is the last)" if n else "no turns yet"
+                raise IndexError(f"no turn {index} in {conversation!r}, which holds {held}")
+            index %= n  # the reply names the turn blanked, not "-1"
+            mem.redact(index)
+            text = f"turn {index} of {conversation!r} blanked"
         elif conversation is not None and user is None:
             self._open.pop(conversation, None)
             self.store.delete(conversation)
@@ -196,3 +217,18 @@ class Tools:
         names = self.store.conversations(user=args.get("user"))
         text = "\n".join(names) if names else "no conversations stored"
         return text, {"conversations": names}, False
+
+
+def _check_when(mem: Memory, when: str | datetime, text: str) -> None:
+    if isinstance(when, str) and _unreadable(mem, when, text):
+        raise ValueError(
+            f"cannot read a date in `when`={when!r}; pass e.g. '2026-12-03 14:05', "
+            "'8 May 2023', '8. Mai 2023' or '2023年5月8日', or '' for an undated turn"
+        )
+
+
+def _unreadable(mem: Memory, when: str, text: str) -> bool:
+    """Whether ``Memory.append`` would refuse `when` as no date: said here in the tool's
+    terms, since its own message names Python settings a model cannot change."""
+    dated = mem.resolve_time and when.strip() and text.strip()
+    return bool(dated) and parse_when(when, mem.date_order) is None

@@ -6,7 +6,7 @@ provider needs them, and read each provider's usage block into one comparable sh
 no network call and import nothing outside the standard library.
 
 Wherever two texts have to become one (parts of a message sent as a single string, or two
-same-role messages merged for Gemini) they are joined with :data:`JOIN`, a blank line, so the
+same-role messages merged for Gemini) they are joined with [`JOIN`][], a blank line, so the
 words are kept exactly and the boundary stays visible to the model.
 
 Examples:
@@ -109,7 +109,7 @@ def _system(system: object, call: str) -> str | None:
 
 def _no_blank(result: Mapping[str, Any], call: str, provider: str) -> None:
     """Reject empty and whitespace-only texts, naming the first (the API would answer 400).
-    Runs after :func:`read_messages`, so the shape is known good."""
+    Runs after `read_messages`, so the shape is known good."""
     for i, message in enumerate(result["messages"]):
         for j, part in enumerate(message["parts"]):
             if part["type"] == "text" and not part["text"].strip():
@@ -173,7 +173,7 @@ def to_openai(
 ) -> list[dict[str, Any]]:
     """Chat Completions ``messages`` for a compose result.
 
-    ``content`` is one string (the message's texts joined with :data:`JOIN`) or, with
+    ``content`` is one string (the message's texts joined with [`JOIN`][]) or, with
     ``parts=True``, a list of ``{"type": "text", "text": ...}`` parts, one per compose part.
     A system prompt becomes a leading ``system`` message. Tool calls become the assistant's
     ``tool_calls`` (``arguments`` sent as stored) and each tool result a ``role: "tool"``
@@ -277,7 +277,7 @@ def to_openai_responses(
     Responses API requires for assistant content (it rejects ``input_text`` there). Tool calls
     are ``function_call`` items after the assistant's text, tool results
     ``function_call_output`` items before the user's text. ``cache``, ``ttl`` and ``model``
-    place explicit ``prompt_cache_breakpoint`` markers as :func:`to_openai` does, on
+    place explicit ``prompt_cache_breakpoint`` markers as [`to_openai`][] does, on
     ``input_text`` blocks (tool outputs are then sent as one ``input_text`` block each), the
     only blocks that carry one. Merge the returned dict into your request:
     ``{"model": ..., **to_openai_responses(result)}``.
@@ -346,6 +346,17 @@ def _anthropic_block(part: Part) -> dict[str, Any]:
     return block
 
 
+def _trim_prefill(messages: list[dict[str, Any]]) -> None:
+    """A request ending with the assistant's message (``compose()`` with no query after an
+    assistant turn) is a prefill to Anthropic, which refuses one whose last text ends in white
+    space (HTTP 400): drop that white space, from the last text block only."""
+    if messages[-1]["role"] != "assistant":
+        return
+    texts = [b for b in messages[-1]["content"] if b["type"] == "text"]
+    if texts:
+        texts[-1]["text"] = texts[-1]["text"].rstrip()
+
+
 def to_anthropic(
     result: Mapping[str, Any],
     *,
@@ -364,7 +375,11 @@ def to_anthropic(
     rebuilt selection. Anthropic allows four breakpoints per request; when more are offered
     the system one and the latest message ones are kept (the latest covers the longest prefix).
     Tool calls are ``tool_use`` blocks (``input`` the parsed arguments), results
-    ``tool_result`` blocks placed first in their user message, as the API requires.
+    ``tool_result`` blocks placed first in their user message, as the API requires. A result
+    that ends with the assistant's message (``compose()`` with no query after an assistant
+    turn) is sent as a prefill, which the model continues; its trailing white space is dropped,
+    as the API requires. Models that refuse prefills (Claude 4.6 and later answer HTTP 400)
+    need the user's new message: pass it to ``compose`` as the query.
 
     Args:
         result: A `ComposeResult` (or any mapping with ``messages``, ``stable_upto`` and
@@ -374,7 +389,7 @@ def to_anthropic(
         ttl: None or ``"5m"`` (default: the five-minute cache, sent as no ``ttl``, so both
             spellings give the same bytes), or ``"1h"`` (the one-hour cache, writes billed at
             2x instead of 1.25x).
-        model: The model name whose minimum cacheable prefix (:func:`min_cacheable_tokens`,
+        model: The model name whose minimum cacheable prefix ([`min_cacheable_tokens`][],
             tokens estimated at 4 characters each) drops shorter breakpoints; None (default)
             keeps all.
 
@@ -414,6 +429,7 @@ def to_anthropic(
     messages: list[dict[str, Any]] = [
         {"role": role, "content": [_anthropic_block(p) for p in parts]} for role, parts in msgs
     ]
+    _trim_prefill(messages)
     if cache:
         head = out["system"][0] if sys is not None and sys_ok else None
         mark([m["content"] for m in messages], points, head, marker, "cache_control")
@@ -452,7 +468,7 @@ def to_gemini(result: Mapping[str, Any], *, system: str | None = None) -> dict[s
     Gemini requires strictly alternating ``user``/``model`` turns (HTTP 400 otherwise), while a
     compose result may hold two user messages in a row. A run of same-role messages therefore
     becomes one content, and neighbouring texts in it one text part, joined with
-    :data:`JOIN`, so nothing is dropped and the boundary stays visible. Tool calls are
+    [`JOIN`][], so nothing is dropped and the boundary stays visible. Tool calls are
     ``functionCall`` parts (``args`` the parsed arguments); results are ``functionResponse``
     parts named after their call, first in their content and in the calls' order (Gemini
     pairs them by name and order), with the output under ``"output"`` (``"error"`` when

@@ -1,6 +1,6 @@
 """Where cache markers go: the minimum prefix a model caches, and placing markers on blocks.
 
-Used by :mod:`yait_byheart.providers` (``min_cacheable_tokens`` is re-exported there).
+Used by `yait_byheart.providers` (``min_cacheable_tokens`` is re-exported there).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ A message is ``{"role": "user" | "assistant", "parts": [part, ...]}``; a part is
 assistant messages; ``arguments`` a JSON object as a string) or ``{"type": "tool_result",
 "id", "output", "is_error"?}`` (in user messages, answering a call of the assistant message
 before them; the results of one round may be spread over the user messages that follow it,
-and are gathered into the first of them, ahead of its text). :func:`read_messages` turns a
+and are gathered into the first of them, ahead of its text). `read_messages` turns a
 result into typed parts once, with every check every provider adapter needs, so each adapter
 only maps shapes.
 
@@ -221,13 +221,16 @@ class Read(NamedTuple):
     at: list[int]
 
 
-def read_messages(result: object, call: str, *, open_end: bool = False) -> Read:
+def read_messages(result: object, call: str, *, open_end: bool = True) -> Read:
     """Check the compose shape and return ``[(role, [part, ...]), ...]``.
 
-    The checks are the contract's sendability promises (first and last message from the user,
-    never two assistant messages in a row, every tool call answered in the next message and
-    every result right after its call): a result that breaks them would be rejected by at
-    least one provider, so failing here, with the place named, is kinder.
+    The checks are the contract's sendability promises (first message from the user, never
+    two assistant messages in a row, every tool call answered in the next message and every
+    result right after its call): a result that breaks them would be rejected by at least one
+    provider, so failing here, with the place named, is kinder. The last message may be the
+    assistant's: ``compose()`` with no query after an assistant turn continues the
+    conversation as appended, and every adapter sends that as it is. ``open_end=False``
+    refuses it, for a caller that needs the user's turn last.
     """
     if not isinstance(result, Mapping):
         raise TypeError(

@@ -1,6 +1,6 @@
 """Reading each provider's prompt-cache usage into one shape, and estimating tokens.
 
-Re-exported by :mod:`yait_byheart.providers`, where they are documented for users.
+Re-exported by `yait_byheart.providers`, where they are documented for users.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Semantic retrieval: `Hybrid` fuses byheart's BM25 with any embedding model.
 
 byheart's core never imports this package; the embed helpers import their packages only
-when called (`pip install "yait-byheart[embed]"` or the package each names). See
+when called (`pip install -e ".[embed]"` from a clone, or the package each names). See
 docs/semantic.md.
 """
 

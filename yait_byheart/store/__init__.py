@@ -1,4 +1,4 @@
-"""A durable store for :class:`~yait_byheart.Memory`: one row per turn, many conversations.
+"""A durable store for [`Memory`][yait_byheart.Memory]: one row per turn, many conversations.
 
 ``Memory.to_dict()`` rewrites the whole history on every save (megabytes per turn at 100,000
 turns).  A store instead journals each change as it happens: an appended turn is one INSERT, a
@@ -6,21 +6,22 @@ redaction rewrites one row, a changed sticky selection upserts one row.  Reopeni
 back and rebuilds the Memory with ``Memory.from_dict``, so ``compose`` after reopening gives the
 same output it would have given before closing.
 
-* :class:`SQLiteStore` -- stdlib ``sqlite3``, WAL, one file, many processes on one machine.
-* :class:`PostgresStore` -- the same interface through psycopg 3 (``pip install
-  "yait-byheart[postgres]"``), for servers that share one database.
+* [`SQLiteStore`][] -- stdlib ``sqlite3``, WAL, one file, many processes on one machine.
+* [`PostgresStore`][] -- the same interface through psycopg 3 (``pip install -e
+  ".[postgres]"`` from a clone), for servers that share one database.
 
->>> import os, tempfile
->>> path = os.path.join(tempfile.mkdtemp(), "chats.db")
->>> with SQLiteStore(path) as store:
-...     mem = store.open("conv-42", user="alice", budget=20_000)
-...     mem.append("user", "we decided on 55 euro a month")
-...     store.conversations(user="alice")
-0
-['conv-42']
->>> with SQLiteStore(path) as store:    # another process, a day later
-...     len(store.open("conv-42"))
-1
+Examples:
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "chats.db")
+    >>> with SQLiteStore(path) as store:
+    ...     mem = store.open("conv-42", user="alice", budget=20_000)
+    ...     mem.append("user", "we decided on 55 euro a month")
+    ...     store.conversations(user="alice")
+    0
+    ['conv-42']
+    >>> with SQLiteStore(path) as store:    # another process, a day later
+    ...     len(store.open("conv-42"))
+    1
 
 Reopening a long conversation would mean tokenizing and indexing every stretch again (about 2 s
 of the 3 s it took at 100,000 turns).  The store therefore keeps a snapshot of the retrieval
@@ -39,8 +40,8 @@ each process's cache: written without a conflict check, and discarded on reopeni
 chosen under other settings.  No lock is held between calls, so a process killed
 mid-conversation leaves nothing to clean up.
 
-A row that cannot be read raises :class:`DamagedRowError` naming the store, conversation and
-row; :meth:`check` lists every such row and :meth:`repair` sets them aside (kept) so the rest
+A row that cannot be read raises [`DamagedRowError`][] naming the store, conversation and
+row; `check` lists every such row and `repair` sets them aside (kept) so the rest
 opens.
 
 Embeddings that a retriever computed are kept beside the rows: ``store.vectors(conversation,
@@ -180,7 +181,7 @@ class _Store(StoreCore):
         override the stored settings for this Memory only, as ``Memory.from_dict`` does (pass
         callables such as ``retriever`` or ``measure`` again on every open).  ``user`` is
         recorded on creation; on reopening it must match.  ``create=False`` raises
-        :class:`UnknownConversationError` instead of creating.  A ``retriever`` with a str
+        [`UnknownConversationError`][] instead of creating.  A ``retriever`` with a str
         attribute ``name`` and an attribute ``cache`` that is None is given
         ``store.vectors(conversation, retriever.name)`` as its cache, before the Memory is built.
 
@@ -309,7 +310,7 @@ class _Store(StoreCore):
             )
 
     def delete(self, conversation: str) -> None:
-        """Delete the conversation and purge its bytes (see :meth:`purge`)."""
+        """Delete the conversation and purge its bytes (see `purge`)."""
         call = f"{self._kind}.delete"
         name = _check_id(call, conversation)
         self._check_open(call)
@@ -380,7 +381,7 @@ class _Store(StoreCore):
         return found
 
     def quarantined(self, conversation: str) -> list[tuple[str, int | None, str]]:
-        """What :meth:`repair` set aside of ``conversation``: (table, row, problem) each."""
+        """What `repair` set aside of ``conversation``: (table, row, problem) each."""
         call = f"{self._kind}.quarantined"
         name = _check_id(call, conversation)
         self._check_open(call)
@@ -509,12 +510,12 @@ class SQLiteStore(_Store):
 class PostgresStore(_Store):
     """Conversations in a PostgreSQL database, in their own schema (default ``byheart``).
 
-    Needs psycopg 3: ``pip install "yait-byheart[postgres]"``.  Each append is one statement
+    Needs psycopg 3: ``pip install -e ".[postgres]"`` from a clone.  Each append is one statement
     in its own transaction, so it is committed before ``append`` returns; how durable a commit
     is follows the server's ``synchronous_commit``.  Writers to different conversations never
     wait for each other (row locks); the store's tables live in ``schema``, which is created if
     absent.  Deleted rows are invisible at once but stay in the table files until
-    :meth:`purge` (``VACUUM FULL``) rewrites them (see docs/store.md).
+    `purge` (``VACUUM FULL``) rewrites them (see docs/store.md).
     """
 
     _kind = "PostgresStore"
@@ -535,7 +536,8 @@ class PostgresStore(_Store):
             psycopg = importlib.import_module("psycopg")
         except ImportError as exc:
             raise ImportError(
-                'PostgresStore needs psycopg 3: pip install "yait-byheart[postgres]"'
+                "PostgresStore needs psycopg 3: pip install 'psycopg[binary]>=3.1' "
+                "(from a clone of byheart: pip install -e '.[postgres]')"
             ) from exc
         self.schema = schema
         self._dialect = PostgresDialect(psycopg, schema)

