@@ -73,10 +73,7 @@ def run_compose(args: argparse.Namespace) -> int:
         raise CliError("the query is blank; pass the user's new message", EXIT_USAGE)
     settings = {} if args.budget is None else {"budget": args.budget}
     with _store(args) as store:
-        try:
-            mem = store.open(args.conversation, create=False, **settings)
-        except UnknownConversationError as exc:
-            raise CliError(str(exc)) from None
+        mem = store.open(args.conversation, create=False, **settings)  # unknown: as _export
         # Unbound: inspecting must not move the sticky selection the application relies on.
         mem.attach_journal(None)
     result = mem.compose(args.query)
@@ -197,8 +194,6 @@ def _failing_cleanly(run: Command) -> Command:
             return run(args)
         except (StoreConflictError, DamagedRowError) as exc:
             raise CliError(str(exc), EXIT_FAILED) from None
-        except ValueError as exc:  # e.g. a conversation stored with callables: say it, once
-            raise CliError(str(exc), EXIT_FAILED) from None
         except UnknownConversationError:
             # The store's message names its Python call; a shell user needs the command.
             where = shlex.quote(store_location(args))
@@ -208,6 +203,8 @@ def _failing_cleanly(run: Command) -> Command:
                 f"`{prog} conversations --store {where}` lists the stored ids",
                 EXIT_FAILED,
             ) from None
+        except ValueError as exc:  # e.g. a conversation stored with callables: say it, once
+            raise CliError(str(exc), EXIT_FAILED) from None
 
     return wrapped
 
