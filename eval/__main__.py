@@ -25,6 +25,9 @@ COMMANDS: dict[str, Command] = {
     "ablate": Command("eval.ablate", "LoCoMo recall per Tuning override (the ablation table)"),
     "bench-live": Command("eval.bench_live", "live-loop speed and memory, issue 19's floors"),
     "bench-store": Command("eval.bench_store", "durable store speed (SQLite, PostgreSQL)"),
+    "bench-concurrency": Command(
+        "eval.bench_concurrency", "many processes on one conversation: throughput, errors"
+    ),
     "query-cost": Command("eval.query_cost", "postings a compose walks: LoCoMo vs generated"),
     "fuzz-time": Command("eval.fuzz_time", "resolve_time: linear time on adversarial texts"),
     "fuzz-tokens": Command("eval.fuzz_tokens", "tokenizer: linear time on adversarial texts"),

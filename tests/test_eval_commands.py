@@ -41,8 +41,9 @@ def test_an_unknown_benchmark_exits_2_with_the_list(capsys: pytest.CaptureFixtur
 
 def test_every_command_is_a_module_with_main_argv() -> None:
     expected = {
-        "locomo", "xquad", "longmemeval", "ablate", "bench-live", "bench-store", "query-cost",
-        "fuzz-time", "fuzz-tokens", "time-langs", "semantic", "minilm", "ab-revision",
+        "locomo", "xquad", "longmemeval", "ablate", "bench-live", "bench-store",
+        "bench-concurrency", "query-cost", "fuzz-time", "fuzz-tokens", "time-langs", "semantic",
+        "minilm", "ab-revision",
     }  # fmt: skip
     assert set(COMMANDS) == expected
     for name, command in COMMANDS.items():
@@ -70,6 +71,22 @@ def test_bench_store_runs_through_the_dispatcher(capsys: pytest.CaptureFixture[s
         main(["bench-store", "--help"])
     assert exc.value.code == 0
     assert "--pg" in capsys.readouterr().out
+
+
+def test_bench_concurrency_prints_its_table_and_checks_the_store(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["bench-concurrency", "--procs", "1,2", "--ops", "12", "--append-ops", "12",
+            "--rounds", "1", "--no-pg", "--workloads", "appends,mixed"]  # fmt: skip
+    assert main(argv) == 0  # 1 would mean errors, or a stored conversation that was wrong
+    rows = [
+        ln.split(" | ")
+        for ln in capsys.readouterr().out.splitlines()
+        if ln.startswith("| sqlite |")
+    ]
+    assert [(r[1], r[2]) for r in rows] == [("1", "appends"), ("2", "appends"), ("1", "mixed"),
+                                            ("2", "mixed")]  # fmt: skip
+    assert all(r[5:] == ["0", "0 |"] for r in rows)
 
 
 def test_ablate_runs_named_rows(capsys: pytest.CaptureFixture[str]) -> None:

@@ -92,7 +92,7 @@ def test_two_servers_on_one_store_see_each_others_turns(tmp_path: Path) -> None:
         a, b = _tools(a_store), _tools(b_store)
         assert not a.call("remember", {"conversation": "c", "text": "first, from A"})[2]
         assert not b.call("remember", {"conversation": "c", "text": "second, from B"})[2]
-        # A's open Memory is stale: its write conflicts, it reopens and appends after B's turn.
+        # A's open Memory catches up with B's turn before it appends: no conflict, no reopen.
         text, structured, error = a.call("remember", {"conversation": "c", "text": "third, A"})
         assert not error and structured["turn"] == 2
         recalled = b.call("recall", {"conversation": "c", "query": "first second third"})[0]

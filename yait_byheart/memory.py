@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
@@ -26,16 +27,57 @@ from ._record import load
 from ._record import state as _state
 from ._retrieval.ranker import Ranker
 from ._text.tokens import shared_tokenizer
-from ._turns.conversation import Conversation, Shape
+from ._turns.conversation import Conversation, Layout, Shape
 from ._turns.ingest import check_date_order, make_turn
 from ._turns.render import SAID, Turn
 from ._turns.settings import Tuning
 from ._turns.tools import check_pairs, read_item, split_message
-from .protocols import Boundaries, ComposeResult, External, Journal, Retriever
+from .protocols import (
+    Boundaries,
+    ComposeResult,
+    External,
+    Journal,
+    Retriever,
+    SharedJournal,
+    StoredTurns,
+)
 
 _CONFIG = ("budget", "chunk", "stability", "external_margin", "external_share", "external_max",
            "resolve_time", "date_order", "ceiling", "language")  # fmt: skip
 _CALLABLES = ("measure", "retriever", "boundaries", "external")
+# The settings a kept context was chosen under: another reader's context is kept only if equal.
+_FITS = ("budget", "chunk", "stability", "ceiling")
+# Longest idempotency key: item ids and hashes are far shorter; a key is kept in every record.
+MAX_KEY = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    """A turn ready to store: its index, layout and saved record, decided without storing it."""
+
+    index: int
+    turn: Turn
+    layout: Layout
+    record: dict[str, Any]
+    key: str | None
+
+
+def _check_key(call: str, key: object) -> str | None:
+    if key is None:
+        return None
+    if not isinstance(key, str):
+        raise TypeError(f"{call}: key must be a str or None, got {type(key).__name__}")
+    if not key or len(key) > MAX_KEY:
+        raise ValueError(
+            f"{call}: key must be 1 to {MAX_KEY:,} characters, got {len(key):,}; pass the "
+            f"message's own id (an item id, a hash of the request) or None"
+        )
+    return key
+
+
+def _excerpt(turn: Turn) -> str:
+    text = turn.text if len(turn.text) <= 60 else turn.text[:57] + "..."
+    return f"{turn.role}: {text!r}"
 
 
 class Memory:
@@ -138,6 +180,11 @@ class Memory:
             external=external, admission=admission,
         )  # fmt: skip
         self._journal: Journal | None = None
+        self._shared: SharedJournal | None = None  # the journal, if other writers share it
+        self._keys: dict[str, int] = {}  # idempotency key -> turn index
+        self._key_at: dict[int, str] = {}  # turn index -> its key, for the saved records
+        self._fits: dict[str, Any] | None = None  # what the kept context was chosen for
+        self._contended = False  # another writer appended while this one waited, lately
         self._snapshot_stretches = 0
 
     def __len__(self) -> int:
@@ -165,9 +212,14 @@ class Memory:
 
     def append(
         self, role: str, text: str, *, kind: str = SAID, source: str = "",
-        when: str | date | datetime = "",
+        when: str | date | datetime = "", key: str | None = None,
     ) -> int:  # fmt: skip
         """Store one turn verbatim and return its index.
+
+        Bound to a store (`store.open`), the Memory first catches up with the turns other
+        processes or other Memories appended to the same conversation (reading only the rows
+        after the last it knows), and the store gives the turn the next index: appends from any
+        number of writers are serialized, never refused.
 
         Args:
             role: "user" or "assistant".
@@ -179,22 +231,31 @@ class Memory:
             when: The turn's date (a str such as "8 May 2023", a date or a datetime; default
                 "": undated); with `resolve_time`, relative dates are annotated beside the
                 words, and the date is shown at the head of its stretch when sent.
+            key: An idempotency key the caller chooses (default None: none), such as the
+                message's id, so that a retry cannot store a message twice: a second append
+                with a key already used and the same message (role, text, kind, source and
+                tool parts; the date is not compared) stores nothing and returns the first
+                one's index. The key is kept in the turn's record (`to_dict`, stores); a
+                redacted turn keeps its key, so a late retry cannot bring its words back.
 
         Returns:
             The turn's index (0 for the first turn), stable for the Memory's life.
 
         Raises:
-            ValueError: A bad role, kind or `when`, named with the fix; nothing is stored.
-            TypeError: `text` or `source` is not a str.
+            ValueError: A bad role, kind or `when`, or a `key` already used for another
+                message (both are named); nothing is stored.
+            TypeError: `text`, `source` or `key` is not a str.
         """
-        turn = make_turn("Memory.append", role, text, kind=kind, source=source, when=when,
+        call = "Memory.append"
+        key = _check_key(call, key)
+        turn = make_turn(call, role, text, kind=kind, source=source, when=when,
                          resolve=self.resolve_time, order=self.date_order)  # fmt: skip
         with self._lock:
-            return self._add(turn)
+            return self._add(call, turn, key, lambda: None)
 
     def append_message(
         self, message: dict[str, Any], *, kind: str = SAID, source: str = "",
-        when: str | date | datetime = "",
+        when: str | date | datetime = "", key: str | None = None,
     ) -> int:  # fmt: skip
         """Store one neutral message (text and tool parts) and return its turn index.
 
@@ -210,31 +271,160 @@ class Memory:
             kind: SAID (default), SUPPLIED or DERIVED, as in `append`.
             source: Where a SUPPLIED or DERIVED message came from, as in `append`.
             when: The message's date, as in `append`.
+            key: An idempotency key, as in `append`: the same key and message again store
+                nothing and return the first one's index.
 
         Returns:
             The turn's index.
 
         Raises:
-            ValueError: A malformed message, or a tool result that answers no earlier call.
+            ValueError: A malformed message, a tool result that answers no earlier call, or a
+                `key` already used for another message.
             TypeError: A part of the wrong type, or an `item` that is not JSON data.
         """
         call = "Memory.append_message"
+        key = _check_key(call, key)
         role, text, tools = split_message(message, call)
         turn = make_turn(call, role, text, kind=kind, source=source, when=when,
                          resolve=self.resolve_time, order=self.date_order, tools=tools,
                          item=read_item(message, call))  # fmt: skip
         with self._lock:
-            check_pairs(call, tools, self._conv.calls, self._conv.answered)
-            return self._add(turn)
+            conv = self._conv
+            return self._add(call, turn, key, lambda: check_pairs(call, tools, conv.calls,
+                                                                  conv.answered))  # fmt: skip
 
-    def _add(self, turn: Turn) -> int:
-        index = len(self._conv)
+    def _add(self, call: str, turn: Turn, key: str | None, check: Callable[[], None]) -> int:
+        if self._shared is not None:
+            return self._add_shared(self._shared, call, turn, key, check)
+        staged = self._stage(call, turn, key, check)
+        if isinstance(staged, int):
+            return staged
+        if self._journal is not None:  # first: if the write fails, nothing has changed
+            self._journal.turn_appended(staged.index, staged.record)
+        self._store_turn(staged)
+        return staged.index
+
+    def _add_shared(
+        self, journal: SharedJournal, call: str, turn: Turn, key: str | None,
+        check: Callable[[], None],
+    ) -> int:  # fmt: skip
+        """Append through a journal other writers share: at the next index the store holds.
+
+        Where the store makes it cheap (`journal.tries`), first as a conditional write that
+        fails if another writer appended since this Memory last looked (then it catches up
+        and tries again); at last with the conversation held, so that the append cannot be
+        overtaken (when other writers are busy, after catching up without holding it, so
+        that little is left to apply in there).
+        """
+        staged: int | _Staged | None = None
+        # Catch up first without holding the conversation only when other writers were busy
+        # lately: alone, that read would be one more per append, and find nothing.
+        early = not journal.tries and self._contended
+        if not early:
+            try:
+                staged = self._stage(call, turn, key, check)
+            except ValueError:
+                staged = None  # perhaps valid after another writer's turns: decided with them
+        for _attempt in range(journal.tries):
+            if isinstance(staged, int):
+                return staged  # the key is known, and keys are never reused
+            if staged is not None and journal.turn_appended(staged.index, staged.record):
+                self._store_turn(staged)
+                return staged.index
+            staged = self._caught_up(journal, call, turn, key, check)
+        if early:
+            staged = self._caught_up(journal, call, turn, key, check)
+        if isinstance(staged, int):
+            return staged
+        return self._add_held(journal, call, turn, key, check, staged)
+
+    def _add_held(
+        self, journal: SharedJournal, call: str, turn: Turn, key: str | None,
+        check: Callable[[], None], staged: _Staged | None,
+    ) -> int:  # fmt: skip
+        """Append with the conversation held: after what other writers stored, at the next
+        index (`staged`, decided before, holds unless they stored something)."""
+        with journal.follow(len(self._conv), hold=True) as stored:
+            self._contended = bool(stored)
+            if stored or staged is None:
+                self._apply(stored)
+                restaged = self._stage(call, turn, key, check)
+                if isinstance(restaged, int):
+                    return restaged
+                staged = restaged
+            if not journal.turn_appended(staged.index, staged.record):
+                raise RuntimeError(f"{call}: the store refused an append made under its lock")
+        self._store_turn(staged)  # committed: the block ended without an error
+        return staged.index
+
+    def _caught_up(
+        self, journal: SharedJournal, call: str, turn: Turn, key: str | None,
+        check: Callable[[], None],
+    ) -> int | _Staged:  # fmt: skip
+        """The turn staged after applying what other writers stored (without holding it)."""
+        with journal.follow(len(self._conv)) as stored:
+            self._apply(stored)
+        return self._stage(call, turn, key, check)
+
+    def _stage(
+        self, call: str, turn: Turn, key: str | None, check: Callable[[], None]
+    ) -> int | _Staged:
+        """The index of the turn `key` already names, or the turn ready to store."""
+        if key is not None and key in self._keys:
+            return self._same_key(call, key, turn)
+        check()
         layout = self._conv.layout(turn)
-        if self._journal is not None:
-            record = _state.turn_record(turn, layout.opens, layout.cuts)
-            self._journal.turn_appended(index, record)
-        self._conv.add(turn, layout)
-        return index
+        record = _state.turn_record(turn, layout.opens, layout.cuts, key)
+        return _Staged(len(self._conv), turn, layout, record, key)
+
+    def _same_key(self, call: str, key: str, turn: Turn) -> int:
+        index = self._keys[key]
+        old = self._conv.turns[index]
+        if old.redacted or _state.same_message(old, turn):
+            return index
+        raise ValueError(
+            f"{call}: key {key!r} already names turn {index} ({_excerpt(old)}), not this "
+            f"message ({_excerpt(turn)}); nothing was stored. A key names one message: pass a "
+            f"new key for a new message"
+        )
+
+    def _store_turn(self, staged: _Staged) -> None:
+        self._conv.add(staged.turn, staged.layout)
+        if staged.key is not None:
+            self._keys[staged.key] = staged.index
+            self._key_at[staged.index] = staged.key
+
+    def _replay(
+        self, turn: Turn, opens: list[bool] | None, cuts: list[int], key: str | None
+    ) -> None:
+        """Add a stored turn as its record says (its cuts, its stretch openings)."""
+        conv = self._conv
+        conv.add(turn, conv.layout(turn, opens, cuts or None))
+        if key is not None and key not in self._keys:
+            self._keys[key] = len(conv) - 1
+            self._key_at[len(conv) - 1] = key
+
+    # -- following other writers -------------------------------------------------------------
+
+    def _follow(self) -> None:
+        """Catch up with what other writers stored (a journal other writers share only)."""
+        if self._shared is not None:
+            with self._shared.follow(len(self._conv)) as stored:
+                self._apply(stored)
+
+    def _apply(self, stored: StoredTurns) -> None:
+        """Add the turns other writers appended, blank the ones they redacted."""
+        for index, raw in stored:
+            if index < len(self._conv):
+                if raw.get("redacted") is True and not self._conv.turns[index].redacted:
+                    self._blank(index, _state.read_turn(raw, index)[0])
+            elif index == len(self._conv):
+                turn, opens, cuts = _state.read_turn(raw, index)
+                self._replay(turn, opens, cuts, _state.read_key(raw, index))
+            else:
+                raise ValueError(
+                    f"Memory: the journal skipped from turn {len(self._conv)} to {index}"
+                )
 
     # -- redaction -----------------------------------------------------------------------------
 
@@ -252,6 +442,7 @@ class Memory:
             IndexError: No such turn.
         """
         with self._lock:
+            self._follow()  # so that -1 is the last turn any writer stored
             conv = self._conv
             index = checks.turn_index("Memory.redact", index, len(conv))
             old = conv.turns[index]
@@ -261,15 +452,19 @@ class Memory:
             stats = dict(self._composer.stats)
             stats["redactions"] = stats.get("redactions", 0) + 1
             if self._journal is not None:
-                record = _state.turn_record(new, *conv.record_cuts(index))
+                record = _state.turn_record(new, *conv.record_cuts(index), self._key_at.get(index))
                 self._journal.turn_redacted(index, record)
                 self._journal.state_changed(_state.state_record(None, self._composer.growth, stats))
-            touched = conv.touched_by(index)
-            self._ranker.forget(touched)
-            conv.blank(index, new)
-            self._ranker.restore(touched)
-            self._composer.ctx = None  # what was sent may hold the words: never send it again
+            self._blank(index, new)
             self._composer.stats["redactions"] += 1
+
+    def _blank(self, index: int, new: Turn) -> None:
+        touched = self._conv.touched_by(index)
+        self._ranker.forget(touched)
+        self._conv.blank(index, new)
+        self._ranker.restore(touched)
+        self._composer.ctx = None  # what was sent may hold the words: never send it again
+        self._fits = None
 
     # -- composition ---------------------------------------------------------------------------
 
@@ -299,13 +494,20 @@ class Memory:
             asked = make_turn(call, "user", query, kind=SAID, source="", when=when,
                               resolve=self.resolve_time, order=self.date_order)  # fmt: skip
         with self._lock:
+            self._follow()
             request = Request.make(self._conv, asked, external_query)
             plan = self._composer.plan(request)
+            fits = None if plan.ctx is None else _state.fits_record(self._conv, self._settings())
             if self._journal is not None:
                 stats = self._composer.stats + plan.counts
-                self._journal.state_changed(_state.state_record(plan.ctx, plan.growth, stats))
+                state = _state.state_record(plan.ctx, plan.growth, stats, fits)
+                self._journal.state_changed(state)
             self._composer.commit(plan)
+            self._fits = fits
             return plan.result  # type: ignore[return-value]
+
+    def _settings(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FITS}
 
     # -- persistence -----------------------------------------------------------------------
 
@@ -327,8 +529,8 @@ class Memory:
             if self.tuning != Tuning():
                 config["tuning"] = vars(self.tuning).copy()
             c = self._composer
-            state = _state.state_record(c.ctx, c.growth, c.stats)
-            return _state.memory_record(config, self._conv, state)
+            state = _state.state_record(c.ctx, c.growth, c.stats, self._fits)
+            return _state.memory_record(config, self._conv, state, self._key_at)
 
     @classmethod
     def from_dict(
@@ -336,6 +538,10 @@ class Memory:
     ) -> Memory:
         """Rebuild a Memory saved by `to_dict`; `settings` override the saved ones and must
         supply every callable the data names (`config["callables"]`).
+
+        The sticky selection is kept only if it was chosen under the same `budget`, `chunk`,
+        `stability` and `ceiling` over the same entries; otherwise it is discarded and the next
+        compose selects afresh (a smaller budget cuts the same turns into other entries).
 
         Args:
             data: What `to_dict` returned (after a JSON round trip, if you like).
@@ -357,25 +563,40 @@ class Memory:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"Memory.from_dict: config is not valid: {exc}") from exc
         with load.collector_paused():
-            for turn, opens, cuts in saved.turns:
-                mem._conv.add(turn, mem._conv.layout(turn, opens, cuts or None))
+            keys = saved.keys
+            for index, (turn, opens, cuts) in enumerate(saved.turns):
+                mem._replay(turn, opens, cuts, keys.get(index))
             if index_snapshot:
                 mem._snapshot_stretches = mem._ranker.load_snapshot(index_snapshot)
             mem._ranker.sync()  # reopened means ready: the first compose pays nothing extra
-        composer = mem._composer
+        mem._restore_state(saved)
+        return mem
+
+    def _restore_state(self, saved: load.Saved) -> None:
+        """Adopt the saved counters, and the sticky selection if it was chosen for this
+        Memory's entries and settings (another reader's is discarded: rebuilt, not trusted)."""
+        composer = self._composer
+        composer.stats.update(saved.stats)
+        fits = None if saved.context is None else saved.context.get("fits")
+        if not _state.context_fits(self._conv, fits, self._settings()):
+            return
         if saved.growth is not None:
             composer.growth = saved.growth
-        composer.stats.update(saved.stats)
         if saved.context is not None and saved.context_readable:
-            composer.ctx = _state.read_context(mem._conv, saved.context)
-        return mem
+            composer.ctx = _state.read_context(self._conv, saved.context)
+            self._fits = dict(fits) if composer.ctx is not None and fits is not None else None
 
     # -- for stores ------------------------------------------------------------------------
 
     def attach_journal(self, journal: Journal | None) -> None:
-        """Send every later change to `journal` before the changing call returns (stores)."""
+        """Send every later change to `journal` before the changing call returns (stores).
+
+        A `SharedJournal` (a store's) is also followed: before each append, compose and
+        redaction the Memory applies what other writers stored.
+        """
         with self._lock:
             self._journal = journal
+            self._shared = journal if isinstance(journal, SharedJournal) else None
 
     def index_snapshot(self) -> bytes:
         """The retrieval index of the closed stretches as bytes, for `from_dict` (stores)."""

@@ -12,6 +12,7 @@ of it), kept with its turn and never sent.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "Journal",
     "Retriever",
     "ScoringRetriever",
+    "SharedJournal",
     "VectorCache",
 ]
 
@@ -132,14 +134,49 @@ class ScoringRetriever(Retriever, Protocol):
 class Journal(Protocol):
     """Receives every change before the changing call returns (see `yait_byheart.store`)."""
 
-    def turn_appended(self, index: int, record: dict[str, Any]) -> None:
-        """Turn `index` was appended; `record` is its saved form (as in `Memory.to_dict`)."""
+    def turn_appended(self, index: int, record: dict[str, Any]) -> bool | None:
+        """Turn `index` was appended; `record` is its saved form (as in `Memory.to_dict`).
+
+        Only a `SharedJournal` may return False: nothing stored, another writer was first.
+        """
 
     def turn_redacted(self, index: int, record: dict[str, Any]) -> None:
         """Turn `index` was blanked; `record` is its new saved form."""
 
     def state_changed(self, state: dict[str, Any]) -> None:
         """The sent context or the counters changed; `state` is their saved form."""
+
+
+StoredTurns = list[tuple[int, dict[str, Any]]]
+"""Turn records by index, in index order, as `SharedJournal.follow` yields them."""
+
+
+@runtime_checkable
+class SharedJournal(Journal, Protocol):
+    """A journal over storage that other writers share (a store): the Memory follows them.
+
+    Before a bound Memory appends, composes or redacts, it reads what other writers stored
+    and applies it, so it never acts on a stale conversation and never has to be reopened.
+    An append is first tried `tries` times without holding the conversation (each a write that
+    fails if another writer appended since, followed by catching up), then inside
+    `follow(hold=True)`; 0 appends only there.
+    """
+
+    @property
+    def tries(self) -> int:
+        """Appends tried without holding the conversation before one inside it (0: none)."""
+        ...
+
+    def follow(self, turns: int, *, hold: bool = False) -> AbstractContextManager[StoredTurns]:
+        """A block that yields what other writers stored that this Memory has not seen.
+
+        That is every turn record from index `turns` on and the earlier turns they rewrote
+        (redactions), in index order; they count as seen once the block ends without an
+        error. With `hold=True` no other writer can append until the block ends, so an
+        append made inside it gets the next index. Outside that block `turn_appended` returns
+        False when it stored nothing because another writer appended first.
+        """
+        ...
 
 
 @runtime_checkable

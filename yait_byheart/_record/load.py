@@ -5,12 +5,12 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._turns.render import Turn
 from .._turns.settings import Tuning
-from .state import FORMAT, VERSION, expect, read_stats, read_turn
+from .state import FORMAT, VERSION, expect, read_key, read_stats, read_turn
 
 CONFIG_KEYS = ("budget", "chunk", "stability", "external_margin", "external_share",
                "external_max", "resolve_time", "date_order", "ceiling", "language", "callables",
@@ -35,6 +35,7 @@ class Saved:
     stats: dict[str, int]
     context: dict[str, Any] | None
     context_readable: bool = True
+    keys: dict[int, str] = field(default_factory=dict)  # turn index -> idempotency key
 
 
 def parse(raw: object, settings: dict[str, Any]) -> Saved:
@@ -54,7 +55,8 @@ def parse(raw: object, settings: dict[str, Any]) -> Saved:
             f"reads up to {VERSION}); upgrade yait-byheart to load it"
         )
     config = _config(expect(data.get("config", {}), dict, "config"), settings)
-    turns = [read_turn(r, i) for i, r in enumerate(expect(data.get("turns"), list, "turns"))]
+    raw_turns: list[Any] = expect(data.get("turns"), list, "turns")
+    turns = [read_turn(r, i) for i, r in enumerate(raw_turns)]
     state = expect(data.get("state", {}), dict, "state")
     growth = expect(state.get("growth", 0.0), (int, float), "state.growth")
     context = state.get("context")
@@ -63,8 +65,23 @@ def parse(raw: object, settings: dict[str, Any]) -> Saved:
     # Version 1 named turns, not entries: its context holds only if no turn is cut now.
     readable = version >= 2 or all(not cuts for _, _, cuts in turns)
     saved = Saved(config, turns, float(growth) if "growth" in state else None,
-                  read_stats(state.get("stats", {})), context, readable)  # fmt: skip
+                  read_stats(state.get("stats", {})), context, readable,
+                  _keys(raw_turns))  # fmt: skip
     return saved
+
+
+def _keys(raw_turns: list[Any]) -> dict[int, str]:
+    """The turns' idempotency keys by index; a key on two turns means the data was edited."""
+    keys: dict[int, str] = {}
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(raw_turns):
+        key = read_key(raw, index)
+        if key is None:
+            continue
+        if key in seen:
+            raise _fail(f"turns[{index}].key {key!r} is also turns[{seen[key]}]'s; keys are unique")
+        keys[index], seen[key] = key, index
+    return keys
 
 
 def _config(config: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:

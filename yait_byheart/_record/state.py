@@ -36,8 +36,11 @@ def expect(value: object, kind: type | tuple[type, ...], where: str) -> Any:
 # -- turns ---------------------------------------------------------------------------------
 
 
-def turn_record(turn: Turn, opens: list[bool], cuts: list[int]) -> dict[str, Any]:
-    """A turn as JSON-safe data, with its pieces' stretch openings; defaults left out."""
+def turn_record(
+    turn: Turn, opens: list[bool], cuts: list[int], key: str | None = None
+) -> dict[str, Any]:
+    """A turn as JSON-safe data, with its pieces' stretch openings and the caller's idempotency
+    key (if it was appended with one); defaults left out."""
     record: dict[str, Any] = {"role": turn.role, "text": turn.text}
     if turn.shown != turn.text:
         record["shown"] = turn.shown
@@ -57,7 +60,30 @@ def turn_record(turn: Turn, opens: list[bool], cuts: list[int]) -> dict[str, Any
         record["cuts"], record["opens"] = cuts, opens
     elif opens[0]:
         record["opens"] = True
+    if key is not None:
+        record["key"] = key
     return record
+
+
+def read_key(raw: object, where: int) -> str | None:
+    """The idempotency key of a stored turn record, or None when it was appended without one."""
+    key = raw.get("key") if type(raw) is dict else None
+    if key is None:
+        return None
+    if type(key) is not str or not key:
+        raise _fail(f"turns[{where}].key should be a non-empty str, found {key!r}")
+    return key
+
+
+def same_message(old: Turn, new: Turn) -> bool:
+    """Whether `new` says what `old` said: role, words, kind, source and tool parts.
+
+    The date is not compared: a retry stamped later (a server that dates turns on arrival)
+    is still the same message.
+    """
+    return (old.role, old.text, old.kind, old.source, old.tools) == (
+        new.role, new.text, new.kind, new.source, new.tools,
+    )  # fmt: skip
 
 
 def read_turn(raw: object, where: int) -> tuple[Turn, list[bool] | None, list[int]]:
@@ -129,17 +155,25 @@ def _read_tool(raw: object, where: str) -> Part:
 
 
 def memory_record(
-    config: dict[str, Any], conv: Conversation, state: dict[str, Any]
+    config: dict[str, Any], conv: Conversation, state: dict[str, Any], keys: Mapping[int, str]
 ) -> dict[str, Any]:
-    """What `Memory.to_dict` returns: the settings, every turn with its cuts, the state."""
-    turns = [turn_record(t, *conv.record_cuts(i)) for i, t in enumerate(conv.turns)]
+    """What `Memory.to_dict` returns: the settings, every turn with its cuts and key, the
+    state."""
+    turns = [turn_record(t, *conv.record_cuts(i), keys.get(i)) for i, t in enumerate(conv.turns)]
     return {"format": FORMAT, "version": VERSION, "config": config, "turns": turns, "state": state}
 
 
 def state_record(
-    ctx: SentContext | None, growth: float, stats: Mapping[str, int]
+    ctx: SentContext | None,
+    growth: float,
+    stats: Mapping[str, int],
+    fits: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The sticky selection and counters: what makes the next compose repeat the last one."""
+    """The sticky selection and counters: what makes the next compose repeat the last one.
+
+    `fits` (from `fits_record`) says which conversation layout and settings the context was
+    chosen for, so that a reader with other settings discards it instead of trusting it.
+    """
     state: dict[str, Any] = {"growth": growth, "stats": dict(stats)}
     if ctx is not None:
         state["context"] = {
@@ -151,7 +185,35 @@ def state_record(
         }
         if ctx.native_calls:
             state["context"]["native"] = sorted(ctx.native_calls)
+        if fits is not None:
+            state["context"]["fits"] = dict(fits)
     return state
+
+
+def fits_record(conv: Conversation, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """What a saved context depends on: how many turns and entries the conversation had (the
+    entries are the turns as this reader cut them) and the settings that chose it."""
+    return {"turns": len(conv.turns), "entries": len(conv.entries), **settings}
+
+
+def context_fits(conv: Conversation, fits: object, settings: Mapping[str, Any]) -> bool:
+    """Whether a context saved with `fits` means the same entries and settings to this reader.
+
+    Readers with another budget or chunk cut stored turns into other entries, so entry and
+    stretch numbers would name other text; a context chosen under other settings is not
+    this reader's to keep either. Data saved before `fits` existed is trusted as before.
+    """
+    if fits is None:
+        return True
+    if not isinstance(fits, dict):
+        return False
+    turns = fits.get("turns")
+    if type(turns) is not int or not 0 <= turns <= len(conv.turns):
+        return False
+    entries = conv.first_entry[turns] if turns < len(conv.turns) else len(conv.entries)
+    if fits.get("entries") != entries:
+        return False
+    return all(fits.get(name) == value for name, value in settings.items())
 
 
 def read_context(conv: Conversation, raw: dict[str, Any]) -> SentContext | None:

@@ -1,8 +1,9 @@
 """The ``byheart`` command line (also ``python -m yait_byheart``).
 
-Exit codes: 0 done; 1 not found (conversation, user, store file) or the operation failed;
-2 usage error (bad arguments); 3 the store cannot be opened (not a byheart store, newer schema,
-no database driver or connection); 130 interrupted.  A reader that stops early (``| head``,
+Exit codes: 0 done; 1 not found (conversation, user, store file), the operation failed, or a
+stored row is damaged (``check`` found one; others name it: ``repair`` sets it aside); 2 usage
+error (bad arguments); 3 the store cannot be opened (not a byheart store, newer schema, no
+database driver or connection); 130 interrupted.  A reader that stops early (``| head``,
 ``| grep -q``) is not an error: the command ends quietly with 0.
 """
 
@@ -74,6 +75,8 @@ def _subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add("stats", "the store's size, or one conversation's counters", store, as_json).add_argument(
         "conversation", nargs="?"
     )
+    add("check", "list every stored row that cannot be read (exit 1 if any)", store, as_json)
+    add("repair", "set damaged rows aside (kept, never deleted) so the rest opens", store)
     m = add("mcp", "serve the store to MCP hosts over stdio (JSON-RPC lines)", store)
     m.add_argument("--budget", type=positive_int, default=20_000, help="new conversations' budget")
     m.add_argument(
@@ -86,7 +89,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="byheart: verbatim conversation memory. Inspect stores, run the MCP server.",
-        epilog="exit codes: 0 done, 1 not found or failed, 2 usage, 3 store cannot be opened",
+        epilog="exit codes: 0 done, 1 not found, failed or damaged, 2 usage, 3 store cannot be "
+        "opened",
     )
     parser.add_argument("--version", action="version", version=f"yait-byheart {__version__}")
     parser.add_argument("--store", metavar="PATH", help="as each subcommand's --store")

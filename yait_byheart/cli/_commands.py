@@ -10,9 +10,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..memory import Memory
 from ..providers._show import messages_text, summary_line, turns_text
-from ..store import StoreConflictError, UnknownConversationError
+from ..store import Damage, DamagedRowError, StoreConflictError, UnknownConversationError
 from ._demo import demo
 from ._io import (
     EXIT_FAILED,
@@ -72,11 +71,12 @@ def run_show(args: argparse.Namespace) -> int:
 def run_compose(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise CliError("the query is blank; pass the user's new message", EXIT_USAGE)
-    with _store(args) as store:
-        data = _export(store, args.conversation)
-    # An unbound copy: inspecting must not move the sticky selection the application relies on.
     settings = {} if args.budget is None else {"budget": args.budget}
-    result = Memory.from_dict(data, **settings).compose(args.query)
+    with _store(args) as store:
+        mem = store.open(args.conversation, create=False, **settings)  # unknown: as _export
+        # Unbound: inspecting must not move the sticky selection the application relies on.
+        mem.attach_journal(None)
+    result = mem.compose(args.query)
     if args.json:
         _print_json(result)
     else:
@@ -151,6 +151,36 @@ def run_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _damage_line(damage: Damage) -> str:
+    where = damage.table if damage.row is None else f"{damage.table} row {damage.row}"
+    return f"{damage.conversation!r}: {where}: {damage.problem}"
+
+
+def run_check(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        found = store.check()
+        checked = len(store.conversations())
+    if args.json:
+        _print_json([d._asdict() for d in found])
+    elif found:
+        print("\n".join(_damage_line(d) for d in found))
+        print(f"{len(found)} damaged row{'s' if len(found) != 1 else ''}; `repair` sets them "
+              f"aside (kept) so their conversations open")  # fmt: skip
+    else:
+        print(f"no damaged rows in {checked} conversation{'s' if checked != 1 else ''}")
+    return EXIT_FAILED if found else EXIT_OK
+
+
+def run_repair(args: argparse.Namespace) -> int:
+    with _store(args) as store:
+        found = store.repair()
+    for damage in found:
+        print(f"set aside {_damage_line(damage)}")
+    if not found:
+        print("nothing to repair: no damaged rows")
+    return EXIT_OK
+
+
 def run_mcp(args: argparse.Namespace) -> int:
     from ..mcp_server import serve  # the server's modules load only for this command
 
@@ -162,7 +192,7 @@ def _failing_cleanly(run: Command) -> Command:
     def wrapped(args: argparse.Namespace) -> int:
         try:
             return run(args)
-        except StoreConflictError as exc:
+        except (StoreConflictError, DamagedRowError) as exc:
             raise CliError(str(exc), EXIT_FAILED) from None
         except UnknownConversationError:
             # The store's message names its Python call; a shell user needs the command.
@@ -173,6 +203,8 @@ def _failing_cleanly(run: Command) -> Command:
                 f"`{prog} conversations --store {where}` lists the stored ids",
                 EXIT_FAILED,
             ) from None
+        except ValueError as exc:  # e.g. a conversation stored with callables: say it, once
+            raise CliError(str(exc), EXIT_FAILED) from None
 
     return wrapped
 
@@ -189,6 +221,8 @@ COMMANDS: dict[str, Command] = {
         "delete": run_delete,
         "delete-user": run_delete_user,
         "stats": run_stats,
+        "check": run_check,
+        "repair": run_repair,
         "mcp": run_mcp,
     }.items()
 }

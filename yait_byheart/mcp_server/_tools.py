@@ -17,7 +17,13 @@ from typing import Any
 from .._dates.resolve import parse_when
 from ..memory import Memory
 from ..providers._show import messages_text
-from ..store import PostgresStore, SQLiteStore, StoreConflictError, UnknownConversationError
+from ..store import (
+    DamagedRowError,
+    PostgresStore,
+    SQLiteStore,
+    StoreConflictError,
+    UnknownConversationError,
+)
 from ._argcheck import problems
 
 Store = SQLiteStore | PostgresStore
@@ -52,7 +58,10 @@ def tool_list(max_text: int) -> list[dict[str, Any]]:
               "when": {"type": "string", "maxLength": 200,
                        "description": "When it was said, e.g. '2026-12-03 14:05' or '8 May 2023';"
                                       " omitted: now; '': undated."},
-              "user": user},
+              "user": user,
+              "key": {**ids, "description": "Optional id of this message (e.g. the chat "
+                      "message's id). Sending the same message again with the same key stores "
+                      "nothing and answers the turn it was stored as: retries are safe."}},
              ["conversation", "text"], readOnlyHint=False, destructiveHint=False),
         tool("recall", "Recall earlier turns",
              "The earlier turns of a conversation that matter for `query`, verbatim, with their "
@@ -103,10 +112,13 @@ class Tools:
                 try:
                     return run(arguments)
                 except StoreConflictError:
-                    # Another writer (a second server on the same store) wrote first: reopen.
+                    # Deleted by another server after this one opened it: open it afresh.
                     self._open.clear()
                     if attempt == 2:
                         raise
+        except DamagedRowError as exc:
+            self._open.pop(str(arguments.get("conversation")), None)
+            return f"{name}: {exc}", {}, True
         except UnknownConversationError:
             # The store's own message names a Python call; the model can call a tool.
             return (
@@ -135,25 +147,22 @@ class Tools:
 
     def _remember(self, args: dict[str, Any]) -> Answer:
         conversation, user = args["conversation"], args.get("user")
-        if not args["text"].strip():  # a model's empty call is a mistake to tell it about
+        role, words = args.get("role", "user"), args["text"]
+        if not words.strip():  # a model's empty call is a mistake to tell it about
             raise ValueError("remember: text is blank; pass the words to remember")
-        try:
-            mem, created = self._memory(conversation, create=False, user=user), False
-        except UnknownConversationError:
-            mem, created = self._memory(conversation, create=True, user=user), True
         when: str | datetime = args["when"] if "when" in args else self.clock()
         try:
-            if isinstance(when, str) and _unreadable(mem, when, args["text"]):
-                raise ValueError(
-                    f"cannot read a date in `when`={when!r}; pass e.g. '2026-12-03 14:05', "
-                    "'8 May 2023', '8. Mai 2023' or '2023年5月8日', or '' for an undated turn"
-                )
-            index = mem.append(args.get("role", "user"), args["text"], when=when)
-        except (ValueError, TypeError):
-            if created:  # a refused first turn leaves no empty conversation behind
-                self._open.pop(conversation, None)
-                self.store.delete(conversation)
-            raise
+            mem = self._memory(conversation, create=False, user=user)
+        except UnknownConversationError:
+            # A refused first turn must leave no empty conversation behind: it is tried on a
+            # scratch Memory before the conversation is created (deleting it afterwards could
+            # delete the turns another server stored in the meantime).
+            scratch = Memory(budget=self.budget)
+            _check_when(scratch, when, words)
+            scratch.append(role, words, when=when)
+            mem = self._memory(conversation, create=True, user=user)
+        _check_when(mem, when, words)
+        index = mem.append(role, words, when=when, key=args.get("key"))
         text = f"remembered as turn {index} of {conversation!r} ({_count(len(mem), 'turn')})"
         return text, {"conversation": conversation, "turn": index, "turns": len(mem)}, False
 
@@ -161,9 +170,9 @@ class Tools:
         conversation, query = args["conversation"], args["query"]
         mem = self._memory(conversation, create=False)
         if "budget" in args and int(args["budget"]) != mem.budget:
-            # A one-off budget: a fresh Memory, so the kept one keeps its own settings.
+            # A one-off budget: a fresh Memory, so the kept one keeps its own settings (the
+            # selection it stores is discarded by readers with other settings, never trusted).
             mem = self.store.open(conversation, create=False, budget=int(args["budget"]))
-            self._open.pop(conversation, None)
         result = mem.compose(query)
         earlier = result["messages"][:-1]  # the last message is the query itself
         structured = {
@@ -208,6 +217,14 @@ class Tools:
         names = self.store.conversations(user=args.get("user"))
         text = "\n".join(names) if names else "no conversations stored"
         return text, {"conversations": names}, False
+
+
+def _check_when(mem: Memory, when: str | datetime, text: str) -> None:
+    if isinstance(when, str) and _unreadable(mem, when, text):
+        raise ValueError(
+            f"cannot read a date in `when`={when!r}; pass e.g. '2026-12-03 14:05', "
+            "'8 May 2023', '8. Mai 2023' or '2023年5月8日', or '' for an undated turn"
+        )
 
 
 def _unreadable(mem: Memory, when: str, text: str) -> bool:

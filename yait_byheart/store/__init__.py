@@ -31,11 +31,18 @@ much since; reopening loads it and indexes only the stretches after it.  A snaps
 data: a redaction deletes it in the same transaction (it holds the redacted words' stems), and
 one that does not match the rows is ignored, never trusted.
 
-Writers are optimistic: each conversation row carries a sequence number that every journalled
-write checks and bumps in the same transaction.  A second Memory writing the same conversation
-(another process, or a second ``open`` of it) therefore gets [`StoreConflictError`][] on its
-first write after the other one wrote; its change is undone and nothing is interleaved.  No lock
-is held between calls, so a process killed mid-conversation leaves nothing to clean up.
+The store is the truth and a bound Memory follows it: before it appends, composes or redacts,
+it reads the turns other processes (or other Memories) stored since it last looked -- only the
+rows after the last it knows -- and applies them.  Appends are serialized by the database, each
+at the next index, so any number of writers share one conversation and none has to reopen.
+``append(..., key=...)`` makes a retried append store nothing twice.  The sticky selection is
+each process's cache: written without a conflict check, and discarded on reopening when it was
+chosen under other settings.  No lock is held between calls, so a process killed
+mid-conversation leaves nothing to clean up.
+
+A row that cannot be read raises [`DamagedRowError`][] naming the store, conversation and
+row; `check` lists every such row and `repair` sets them aside (kept) so the rest
+opens.
 
 Embeddings that a retriever computed are kept beside the rows: ``store.vectors(conversation,
 name)`` is a mapping from a content hash to a float32 vector (see docs/store.md).
@@ -45,7 +52,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import os
 import re
 import sqlite3
@@ -56,8 +62,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._core import Loaded, StoreCore
 from ._dialects import Dialect, PostgresDialect
-from ._errors import StoreConflictError, UnknownConversationError
+from ._errors import DamagedRowError, StoreConflictError, UnknownConversationError
 from ._journal import Journal, dumps
+from ._rows import Damage, head_problem, loads, parse_turns, state_problem, turn_damage
 from ._sql import SCHEMA_VERSION
 from ._vectors import StoredVectors
 
@@ -66,6 +73,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Damage",
+    "DamagedRowError",
     "PostgresStore",
     "SQLiteStore",
     "StoreConflictError",
@@ -79,6 +88,9 @@ SNAPSHOT_EVERY = 1_000
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _PG_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+# What `repair` leaves in place of a turn row it set aside: a blank, redacted turn, so the
+# turns after it keep their indices (and Memories that held the turn blank it too).
+_PLACEHOLDER = dumps({"role": "user", "text": "", "redacted": True})
 _S = TypeVar("_S", bound="_Store")
 
 
@@ -172,6 +184,10 @@ class _Store(StoreCore):
         [`UnknownConversationError`][] instead of creating.  A ``retriever`` with a str
         attribute ``name`` and an attribute ``cache`` that is None is given
         ``store.vectors(conversation, retriever.name)`` as its cache, before the Memory is built.
+
+        The Memory follows the store: before each append, compose and redaction it applies what
+        other processes (or other opens) stored since, and its appends take the next index.
+        A stored sticky selection chosen under other settings is discarded, not trusted.
         """
         call = f"{self._kind}.open"
         name = _check_id(call, conversation)
@@ -196,14 +212,30 @@ class _Store(StoreCore):
                 f"{call}({name!r}, user={user!r}): the conversation belongs to user "
                 f"{loaded.user!r}; pass that user or none"
             )
-        mem = _memory_class().from_dict(
-            self._assemble(name, loaded), index_snapshot=loaded.snapshot, **settings
-        )
+        mem = self._rebuild(name, loaded, settings)
         journal = Journal(self, name, loaded.conv, loaded.seq, mem)
         journal.snapshot_units = mem.snapshot_stretches
         self._bind(mem, journal)
         journal.save_snapshot(at_least=SNAPSHOT_EVERY)
         return mem
+
+    def _rebuild(self, name: str, loaded: Loaded, settings: dict[str, Any]) -> Memory:
+        """The Memory the rows describe, with `settings` overriding the stored ones.
+
+        The sticky state is a cache: if the Memory cannot be built with it (a context an older
+        version stored under other settings), it is built without it rather than not at all.
+        """
+        data = self._assemble(name, loaded)
+        build = _memory_class().from_dict
+        try:
+            return build(data, index_snapshot=loaded.snapshot, **settings)
+        except ValueError:
+            for damage in turn_damage(name, loaded.turns):  # a turn that is not one: say which
+                raise damage.error(self._label()) from None
+            if "state" not in data:
+                raise
+        del data["state"]
+        return build(data, index_snapshot=loaded.snapshot, **settings)
 
     def _create(
         self, call: str, name: str, user: str | None, settings: dict[str, Any]
@@ -311,6 +343,61 @@ class _Store(StoreCore):
         self._check_open(call)
         return StoredVectors(self, conversation, name)
 
+    def check(self) -> list[Damage]:
+        """Every stored row that cannot be read, in every conversation; nothing is changed.
+
+        A `Damage` names the conversation, the table (``turns``; ``state``, the sticky
+        selection; ``conversations``, the stored settings), the turn index for a turn row, and
+        the problem: not UTF-8 text, not JSON, not a turn record, or a turn missing.
+        """
+        call = f"{self._kind}.check"
+        self._check_open(call)
+        found: list[Damage] = []
+        for name in self._b_names(None):
+            loaded = self._b_load(name)
+            if loaded is not None:  # None: deleted while we looked
+                found += self._damage(name, loaded)
+        return found
+
+    def repair(self) -> list[Damage]:
+        """Set every damaged row aside so that its conversation opens again; returns them.
+
+        Nothing is deleted: each damaged row's stored bytes are moved to the ``quarantine``
+        table with the problem found.  A turn row is replaced by a blank, redacted turn (the
+        turns after it keep their indices), a damaged state row is dropped (it is a cache), a
+        damaged head gets the default settings, a missing turn a blank one.  Memories that
+        other processes hold blank those turns at their next call.
+        """
+        call = f"{self._kind}.repair"
+        self._check_open(call)
+        found = self.check()
+        defaults = _memory_class()().to_dict()
+        head = dumps({k: v for k, v in defaults.items() if k not in ("turns", "state")})
+        by_name: dict[str, list[Damage]] = {}
+        for damage in found:
+            by_name.setdefault(damage.conversation, []).append(damage)
+        for name, damages in by_name.items():
+            self._b_set_aside(name, damages, _PLACEHOLDER, head)
+        return found
+
+    def quarantined(self, conversation: str) -> list[tuple[str, int | None, str]]:
+        """What `repair` set aside of ``conversation``: (table, row, problem) each."""
+        call = f"{self._kind}.quarantined"
+        name = _check_id(call, conversation)
+        self._check_open(call)
+        return self._b_quarantined(name)
+
+    def _damage(self, name: str, loaded: Loaded) -> list[Damage]:
+        found: list[Damage] = []
+        problem = head_problem(loaded.head)
+        if problem is not None:
+            found.append(Damage(name, "conversations", None, problem))
+        found += turn_damage(name, loaded.turns)
+        problem = None if loaded.state is None else state_problem(loaded.state)
+        if problem is not None:
+            found.append(Damage(name, "state", None, problem))
+        return found
+
     def purge(self) -> bool:
         """Make deleted and redacted text physically unreadable; True when that succeeded."""
         self._check_open(f"{self._kind}.purge")
@@ -348,19 +435,20 @@ class _Store(StoreCore):
         self.close()
 
     def _assemble(self, name: str, loaded: Loaded) -> dict[str, Any]:
-        # Rows are contiguous 0..n-1 by construction; anything else means outside tampering,
-        # and rebuilding a shifted history would silently misattribute turns.
-        for position, (idx, _record) in enumerate(loaded.turns):
-            if idx != position:
-                raise ValueError(
-                    f"{self._kind}: conversation {name!r} has no turn {position} "
-                    f"(found {idx}); the store was modified outside yait_byheart"
-                )
-        data: dict[str, Any] = json.loads(loaded.head)
-        # One parse of one array is ~2x faster than 100,000 json.loads calls.
-        data["turns"] = json.loads("[" + ",".join(r for _i, r in loaded.turns) + "]")
-        if loaded.state is not None:  # absent only if imported data had no state
-            data["state"] = json.loads(loaded.state)
+        """The rows as a `to_dict()` record; DamagedRowError naming a row that cannot be read.
+
+        Rows are contiguous 0..n-1 by construction; a missing one means outside tampering, and
+        rebuilding a shifted history would silently misattribute turns.  A state row that is
+        not JSON is left out: it is a cache, rebuilt by the next compose.
+        """
+        label = self._label()
+        problem = head_problem(loaded.head)
+        if problem is not None:
+            raise Damage(name, "conversations", None, problem).error(label)
+        data: dict[str, Any] = loads(loaded.head)
+        data["turns"] = parse_turns(label, name, loaded.turns)
+        if loaded.state is not None and state_problem(loaded.state) is None:
+            data["state"] = loads(loaded.state)  # absent only if imported data had no state
         return data
 
 
@@ -376,6 +464,9 @@ class SQLiteStore(_Store):
     """
 
     _kind = "SQLiteStore"
+
+    def _label(self) -> str:
+        return f"SQLiteStore({self.path!r})"
 
     def __init__(
         self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL", timeout: float = 5.0
@@ -394,6 +485,7 @@ class SQLiteStore(_Store):
         where = f"SQLiteStore({self.path!r})"
         _check_sqlite_path(where, self.path)
         self._dialect = Dialect()
+        self._dialect.timeout = float(timeout)
         try:
             # Autocommit mode: every transaction is explicit, so none is left open by accident.
             self._conn = sqlite3.connect(
@@ -427,6 +519,9 @@ class PostgresStore(_Store):
     """
 
     _kind = "PostgresStore"
+
+    def _label(self) -> str:
+        return f"PostgresStore(schema={self.schema!r})"
 
     def __init__(self, dsn: str, *, schema: str = "byheart", connect_timeout: float = 10.0) -> None:
         super().__init__()

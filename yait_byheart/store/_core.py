@@ -14,12 +14,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocols import StoredTurns
 from . import _sql as sql
 from ._dialects import Dialect
 from ._errors import StoreConflictError, UnknownConversationError
 from ._packing import unpack
+from ._rows import Damage, Raw, turn_records
 
-_JOURNAL_CALLS = {"append": "Memory.append", "rewrite": "Memory.redact", "state": "Memory.compose"}
+_FOLLOW = "Memory (catching up with other writers)"
+# What marks a redacted turn in its stored record (compact JSON, as every record is written):
+# inside a string the quotes would be escaped, so text cannot fake it.
+_REDACTED = '%"redacted":true%'
 # Keys per `IN (...)` list: under SQLite's oldest limit of 999 parameters per statement.
 _KEYS_PER_QUERY = 500
 
@@ -30,18 +35,18 @@ class _Undo(Exception):
 
 @dataclass
 class Loaded:
-    """One conversation as read in a single snapshot."""
+    """One conversation as read in a single snapshot (text as the dialect reads it: `Raw`)."""
 
     conv: int
     user: str | None
-    head: str  # JSON of to_dict() minus "turns" and "state": format, version, config
+    head: Raw  # JSON of to_dict() minus "turns" and "state": format, version, config
     seq: int
-    turns: list[tuple[int, str]]
-    state: str | None
+    turns: list[tuple[int, Raw]]
+    state: Raw | None
     snapshot: bytes | None = None
 
     @classmethod
-    def from_rows(cls, row: Any, turns: list[tuple[int, str]], state: Any, snapshot: Any) -> Loaded:
+    def from_rows(cls, row: Any, turns: list[tuple[int, Raw]], state: Any, snapshot: Any) -> Loaded:
         """From the SELECTs' results: the conversation row, its turns, state and snapshot rows."""
         return cls(
             row[0],
@@ -112,30 +117,15 @@ class StoreCore:
             f"store.conversations() lists the stored ids"
         )
 
-    def _journal_write(
-        self, name: str, conv: int, seq: int, op: str, index: int, payload: str
-    ) -> int:
-        """Apply one write of a bound Memory; its new seq, or StoreConflictError."""
-        call = _JOURNAL_CALLS[op]
-        self._check_open(f"{call} (bound to {type(self).__name__})")
-        with self._lock:
-            written = self._b_write(conv, seq, op, index, payload)
-            gone = not written and not self._b_exists(conv)
-        if not written:
-            if gone:
-                raise StoreConflictError(
-                    f"{call}: conversation {name!r} was deleted from the store after this "
-                    f"Memory was opened; this change was not stored and has been undone"
-                )
-            raise StoreConflictError(
-                f"{call}: conversation {name!r} was changed by another writer since this "
-                f"Memory was opened (another process, or a second store.open of it); this "
-                f"change was not stored and has been undone: reopen it with "
-                f"store.open({name!r}) to continue from the stored state"
-            )
-        if op == "rewrite":
-            self._purge_or_warn(call)
-        return seq + 1
+    def _gone(self, call: str, name: str) -> StoreConflictError:
+        return StoreConflictError(
+            f"{call}: conversation {name!r} was deleted from the store after this Memory was "
+            f"opened; this change was not stored and has been undone"
+        )
+
+    def _label(self) -> str:
+        """How errors name this store (its path, or its schema)."""
+        return type(self).__name__
 
     def _purge_or_warn(self, call: str) -> None:
         if not self._dialect.purges_implicitly:
@@ -155,7 +145,7 @@ class StoreCore:
     def _transaction(self, begin: str) -> Iterator[Any]:
         """`begin` ... COMMIT, or ROLLBACK if the block raises (`_Undo` included)."""
         conn = self._conn
-        conn.execute(begin)
+        self._dialect.begin(conn, begin)
         try:
             yield conn
         except BaseException:
@@ -230,46 +220,131 @@ class StoreCore:
     def _b_snapshot(self, conv: int, seq: int, data: bytes) -> bool:
         """Store an index snapshot if the conversation's seq is still `seq`; False if not."""
         with self._lock:
-            cur = self._conn.execute(self._dialect.sql["write_snapshot"], (data, conv, seq))
-            return bool(cur.rowcount == 1)
+            statement = self._dialect.sql["write_snapshot"]
+            return self._dialect.write_one(self._conn, statement, (data, conv, seq)) == 1
 
-    def _b_write(self, conv: int, seq: int, op: str, index: int, payload: str) -> bool:
-        """Apply one journal write if seq still matches (bumping it); False if not."""
-        dialect = self._dialect
-        try:
-            one = dialect.one_statement.get(op)
-            if one is not None:
-                params = (conv, seq, index, payload) if op == "append" else (conv, seq, payload)
-                return bool(self._conn.execute(one, params).rowcount == 1)
-            # A write transaction holds the write lock from BEGIN, so the seq check and the
-            # write below cannot be split by another writer.
-            with self._transaction(dialect.write_begin) as conn:
-                if not self._apply(conn, conv, seq, op, index, payload):
-                    raise _Undo
-        except _Undo:
-            return False
-        except dialect.conflict_errors:
-            return False  # a turn with that index exists: another writer's
-        return True
+    # -- what a bound Memory's journal does -------------------------------------------------
 
-    def _apply(self, conn: Any, conv: int, seq: int, op: str, index: int, payload: str) -> bool:
+    def _b_since(
+        self, name: str, conv: int, seq: int, turns: int, conn: Any = None
+    ) -> tuple[int, StoredTurns]:
+        """The conversation's seq now, and the turn records a Memory that knows `turns` turns
+        as of `seq` has not seen: those from index `turns` on, and, if some write besides
+        those appends bumped seq, every redacted earlier turn (checked against the Memory's
+        own).  Inside a held transaction `conn` (the conversation locked), else one snapshot.
+        """
+        q, lock = self._dialect.sql, self._dialect.lock_conversation
+        with self._lock:
+            db = self._conn if conn is None else conn
+            if conn is not None and lock:
+                db.execute(q[lock], (conv,))
+            rows = db.execute(q["since"], (turns, conv)).fetchall()
+            if not rows:
+                raise self._gone(_FOLLOW, name)
+            now = int(rows[0][0])
+            tail = [(int(r[1]), r[2]) for r in rows if r[1] is not None]
+            rewritten = []
+            if now - seq > len(tail):  # a redaction (or a repair) since: find which turns
+                rewritten = db.execute(q["redacted"], (conv, turns, _REDACTED)).fetchall()
+        if not tail and not rewritten:
+            return now, []
+        label = self._label()
+        redacted = turn_records(label, name, [(int(i), r) for i, r in rewritten])
+        return now, [*redacted, *turn_records(label, name, tail, turns)]
+
+    @contextlib.contextmanager
+    def _b_holding(self, call: str) -> Iterator[Any]:
+        """A write transaction (the store's lock held), committed when the block ends."""
+        self._check_open(call)
+        with self._lock, self._transaction(self._dialect.write_begin) as conn:
+            yield conn
+
+    def _b_append_if(self, conv: int, seq: int, index: int, payload: str) -> bool:
+        """Store turn `index` if the conversation's seq is still `seq` (bumping it), in one
+        statement; False (nothing stored) if another writer wrote first."""
+        statement = self._dialect.append_if
+        with self._lock:
+            try:
+                return bool(
+                    self._conn.execute(statement, (conv, seq, index, payload)).rowcount == 1
+                )
+            except self._dialect.conflict_errors:
+                return False  # a writer that does not bump seq stored that index (an old version)
+
+    def _b_append_held(self, conn: Any, conv: int, index: int, payload: str) -> None:
+        """Store turn `index` inside a held transaction: the index is known to be the next."""
         q = self._dialect.sql
-        if conn.execute(q["bump"], (conv, seq)).rowcount != 1:
-            return False
-        if op == "append":
-            conn.execute(q["insert_turn"], (conv, index, payload))
-        elif op == "rewrite":
+        conn.execute(q["insert_turn"], (conv, index, payload))
+        conn.execute(q["bump_seq"], (conv,))
+
+    def _b_rewrite(self, call: str, name: str, conv: int, index: int, payload: str) -> None:
+        """Rewrite turn `index` (a redaction) and drop the snapshot that indexed its words."""
+        q = self._dialect.sql
+        self._check_open(call)
+        with self._lock, self._transaction(self._dialect.write_begin) as conn:
             if conn.execute(q["rewrite_turn"], (payload, conv, index)).rowcount != 1:
-                return False
+                raise self._gone(call, name)
+            conn.execute(q["bump_seq"], (conv,))
             # The snapshot holds the redacted words' stems: it goes with them.
             conn.execute(q["drop_snapshot"], (conv,))
-        else:
-            conn.execute(q["upsert_state"], (conv, payload))
-        return True
+        self._purge_or_warn(call)
 
-    def _b_exists(self, conv: int) -> bool:
+    def _b_state(self, call: str, name: str, conv: int, payload: str) -> None:
+        """Store the sticky state as this Memory last chose it.  No conflict check: it is each
+        process's cache of what it sent, and the last writer's is as good as any."""
+        self._check_open(call)
         with self._lock:
-            return self._conn.execute(self._dialect.sql["exists"], (conv,)).fetchone() is not None
+            statement = self._dialect.sql["write_state"]
+            if self._dialect.write_one(self._conn, statement, (payload, conv)) != 1:
+                raise self._gone(call, name)
+
+    def _b_set_aside(self, name: str, damages: list[Damage], placeholder: str, head: str) -> int:
+        """Move `damages` (rows of conversation `name`) to the quarantine table, in one
+        transaction: a turn row is replaced by `placeholder` (a blank, redacted turn, so the
+        turns after it keep their indices), the state row is dropped (a cache) and a damaged
+        head replaced by `head` (default settings).  The seq is bumped so that Memories other
+        processes hold blank those turns too.  Returns how many rows were set aside."""
+        q = self._dialect.sql
+        moved = 0
+        with self._lock, self._transaction(self._dialect.write_begin) as conn:
+            found = conn.execute(q["conversation_id"] + self._dialect.lock_for_delete, (name,))
+            row = found.fetchone()
+            if row is None:
+                return 0  # deleted meanwhile: nothing left to repair
+            conv = row[0]
+            for damage in damages:
+                raw = self._damaged_raw(conn, conv, damage)
+                if raw is not None:
+                    data = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
+                    params = (conv, damage.table, damage.row, data, damage.problem)
+                    conn.execute(q["set_aside"], params)
+                    moved += 1
+                if damage.table == "turns":
+                    conn.execute(q["put_turn"], (conv, damage.row, placeholder))
+                elif damage.table == "state":
+                    conn.execute(q["delete_state_row"], (conv,))
+                else:
+                    conn.execute(q["set_head"], (head, conv))
+            conn.execute(q["bump_seq"], (conv,))
+            conn.execute(q["drop_snapshot"], (conv,))
+        return moved
+
+    def _damaged_raw(self, conn: Any, conv: int, damage: Damage) -> Raw | None:
+        """The stored text of a damaged row, as read back (None: the row is missing)."""
+        q = self._dialect.sql
+        if damage.table == "turns":
+            row = conn.execute(q["turn_row"], (conv, damage.row)).fetchone()
+        elif damage.table == "state":
+            row = conn.execute(q["state"], (conv,)).fetchone()
+        else:
+            row = conn.execute(q["head_row"], (conv,)).fetchone()
+        return None if row is None else row[0]
+
+    def _b_quarantined(self, name: str) -> list[tuple[str, int | None, str]]:
+        """What `repair` set aside for conversation `name`: (table, row, problem), oldest first."""
+        with self._lock:
+            rows = self._conn.execute(self._dialect.sql["quarantined"], (name,)).fetchall()
+        return [(str(t), None if i is None else int(i), str(p)) for t, i, p in rows]
 
     def _b_names(self, user: str | None) -> list[str]:
         q = self._dialect.sql

@@ -4,7 +4,9 @@ locking and purging.  Everything else is written once in `yait_byheart.store._co
 
 from __future__ import annotations
 
+import random
 import sqlite3
+import time
 from typing import Any
 
 from . import _sql as sql
@@ -24,10 +26,21 @@ class Dialect:
     #: Appended to a SELECT of conversation ids that a deletion or a vector write relies on.
     lock_for_delete = ""
     lock_for_share = ""
+    #: Run first under `follow(hold=True)`, where the write transaction does not already hold
+    #: the whole database: the conversation's row lock (statement name, or "").
+    lock_conversation = ""
+    #: How often an append is tried alone, conditional on the conversation being unchanged,
+    #: before it is made with the conversation held.  SQLite: never; it appends only inside a
+    #: write transaction that first catches up, where a statement costs microseconds and a
+    #: failed conditional write would take the database's one write lock for nothing.
+    unlocked_tries = 0
+    #: How stored text is read back where it may be damaged (bytes: junk is named, not fatal).
+    raw = "CAST({} AS BLOB)"
     #: Whether a deletion or a redaction purges old bytes at once (cheap here, see `purge`).
     purges_implicitly = True
-    #: Writes done in one statement, outside a transaction (op -> statement).
-    one_statement: dict[str, str] = {}  # noqa: RUF012 (read only)
+    #: The append tried without holding the conversation: stores turn `idx` only if the seq is
+    #: still the one given, bumping it (params conv, seq, idx, record); "" where never tried.
+    append_if = ""
     types = sql.SQLITE_TYPES
     # For the error about a database of another application.
     holds_other = "a SQLite database of something else (tables: %s)"
@@ -35,12 +48,44 @@ class Dialect:
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
-        self.sql = sql.rendered(prefix, self.param)
+        self.sql = sql.rendered(prefix, self.param, self.raw)
         self.errors: tuple[type[Exception], ...] = (sqlite3.Error,)
         self.conflict_errors: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
 
+    #: Seconds a write waits for another connection's write lock (the store's `timeout`).
+    timeout = 5.0
+
     def in_transaction(self, conn: Any) -> bool:
         return bool(conn.in_transaction)
+
+    def begin(self, conn: Any, statement: str) -> None:
+        """Open a transaction; a write one waits for the write lock by polling it.
+
+        SQLite's own busy handler sleeps 1, 2, 5, 10 ... 100 ms between tries, so under a
+        steady stream of short writes from several processes the lock often sits free while
+        every waiter sleeps: four writers appended at a fraction of one writer's rate.  Here
+        a waiter tries again after 50 us to 2 ms (jittered, so waiters do not move in step).
+        """
+        if statement != self.write_begin:
+            conn.execute(statement)
+            return
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            _poll_write_lock(conn, statement, self.timeout)
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+
+    def write_one(self, conn: Any, statement: str, params: tuple[Any, ...]) -> int:
+        """Run one write statement in its own transaction (waiting as `begin` does); its
+        rowcount."""
+        self.begin(conn, self.write_begin)
+        try:
+            count = int(conn.execute(statement, params).rowcount)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return count
 
     def begin_setup(self, conn: Any, where: str) -> None:
         """Open the transaction that checks, creates or upgrades the tables."""
@@ -90,6 +135,21 @@ class Dialect:
         return bool(busy == 0)
 
 
+def _poll_write_lock(conn: Any, statement: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    pause = 50e-6
+    while True:
+        try:
+            conn.execute(statement)
+            return
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause * random.uniform(0.5, 1.5))  # jittered: waiters do not move in step
+        pause = min(pause * 2, 2e-3)
+
+
 class PostgresDialect(Dialect):
     """PostgreSQL through psycopg 3 in autocommit mode, the tables in their own schema."""
 
@@ -100,6 +160,14 @@ class PostgresDialect(Dialect):
     # Row locks: a concurrent write to those conversations waits, then finds them gone.
     lock_for_delete = " FOR UPDATE"
     lock_for_share = " FOR KEY SHARE"
+    # Its own statement: under READ COMMITTED a statement that waited for a lock still reads
+    # the snapshot it started with, so reading the turns in it would miss the turn that the
+    # writer who held the lock just committed.  The next statement takes a new snapshot.
+    lock_conversation = "lock_conversation"
+    # One round trip each, the row locked only while the statement runs: under contention
+    # this beats holding the row lock across the four round trips of a held append.
+    unlocked_tries = 3
+    raw = "{}"  # a text column holds valid UTF-8 by the server's own checks
     # VACUUM FULL locks the tables exclusively while it rewrites them: never implicit on a
     # database that other servers share.  Call purge() in a maintenance window instead.
     purges_implicitly = False
@@ -118,15 +186,18 @@ class PostgresDialect(Dialect):
             f"WITH bump AS (UPDATE {s}conversations SET seq = seq + 1 "
             f"WHERE id = %s AND seq = %s RETURNING id) "
         )
-        self.one_statement = {
-            "append": bump
-            + f"INSERT INTO {s}turns (conv, idx, record) SELECT id, %s, %s FROM bump",
-            "state": bump + f"INSERT INTO {s}state (conv, state) SELECT id, %s FROM bump "
-            f"ON CONFLICT (conv) DO UPDATE SET state = excluded.state",
-        }
+        self.append_if = (
+            bump + f"INSERT INTO {s}turns (conv, idx, record) SELECT id, %s, %s FROM bump"
+        )
 
     def in_transaction(self, conn: Any) -> bool:
         return bool(conn.info.transaction_status != 0)  # 0: idle
+
+    def begin(self, conn: Any, statement: str) -> None:
+        conn.execute(statement)  # row locks wait in the server's queue
+
+    def write_one(self, conn: Any, statement: str, params: tuple[Any, ...]) -> int:
+        return int(conn.execute(statement, params).rowcount)  # autocommit: one round trip
 
     def begin_setup(self, conn: Any, where: str) -> None:
         conn.execute(self.write_begin)

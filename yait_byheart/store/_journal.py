@@ -1,15 +1,27 @@
-"""The journal a store attaches to each Memory it opens (`yait_byheart.protocols.Journal`)."""
+"""The journal a store attaches to each Memory it opens (`yait_byheart.protocols.SharedJournal`).
+
+The store is the truth and a bound Memory follows it.  The journal remembers the
+conversation's sequence number as of the last rows the Memory saw: every append, redaction
+and repair bumps it, so a Memory that knows `turns` turns as of `seq` finds what it missed by
+reading the rows from `turns` on, and looks for redactions only when the rows do not account
+for the whole bump.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import weakref
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..protocols import StoredTurns
 from ._core import StoreCore
 
 if TYPE_CHECKING:
     from ..memory import Memory
+
+_APPEND, _REDACT, _COMPOSE = "Memory.append", "Memory.redact", "Memory.compose"
 
 
 def dumps(obj: object) -> str:
@@ -20,14 +32,18 @@ def dumps(obj: object) -> str:
 class Journal:
     """What a bound Memory calls, under its own lock, before a mutating call returns."""
 
-    __slots__ = ("__weakref__", "_conv", "_memory", "_name", "_seq", "_store", "snapshot_units")
+    __slots__ = ("__weakref__", "_conv", "_held", "_memory", "_name", "_seq", "_store",
+                 "snapshot_units")  # fmt: skip
 
     def __init__(self, store: StoreCore, name: str, conv: int, seq: int, memory: Memory) -> None:
         self._store = store
         self._name = name
         self._conv = conv
-        self._seq = seq
+        self._seq = seq  # the conversation's seq as of the rows the Memory has seen
         self._memory = weakref.ref(memory)
+        # While the Memory appends under `follow(hold=True)`: the open transaction, and the
+        # seq it will leave once committed.
+        self._held: tuple[Any, int] | None = None
         # Stretches covered by the stored index snapshot (0: none stored).
         self.snapshot_units = 0
 
@@ -46,17 +62,51 @@ class Journal:
         if self._store._b_snapshot(self._conv, seq, data):
             self.snapshot_units = mem.stretch_count
 
-    def _write(self, op: str, index: int, payload: object) -> None:
-        self._seq = self._store._journal_write(
-            self._name, self._conv, self._seq, op, index, dumps(payload)
-        )
+    @contextlib.contextmanager
+    def follow(self, turns: int, *, hold: bool = False) -> Iterator[StoredTurns]:
+        """What other writers stored since (see `SharedJournal.follow`)."""
+        store = self._store
+        if not hold:
+            store._check_open(f"Memory (bound to {type(store).__name__})")
+            seq, stored = store._b_since(self._name, self._conv, self._seq, turns)
+            yield stored
+            self._seq = seq
+            return
+        with store._b_holding(f"{_APPEND} (bound to {type(store).__name__})") as conn:
+            seq, stored = store._b_since(self._name, self._conv, self._seq, turns, conn)
+            self._held = (conn, seq)
+            try:
+                yield stored
+                seq = self._held[1]
+            finally:
+                self._held = None
+        self._seq = seq  # committed
 
-    def turn_appended(self, index: int, record: dict[str, Any]) -> None:
-        self._write("append", index, record)
+    def turn_appended(self, index: int, record: dict[str, Any]) -> bool:
+        store = self._store
+        if self._held is not None:
+            conn, seq = self._held
+            store._b_append_held(conn, self._conv, index, dumps(record))
+            self._held = (conn, seq + 1)
+            return True
+        store._check_open(f"{_APPEND} (bound to {type(store).__name__})")
+        if not store._b_append_if(self._conv, self._seq, index, dumps(record)):
+            return False
+        self._seq += 1
+        return True
+
+    @property
+    def tries(self) -> int:
+        """Appends tried without holding the conversation (`SharedJournal.tries`)."""
+        return self._store._dialect.unlocked_tries
 
     def turn_redacted(self, index: int, record: dict[str, Any]) -> None:
-        self._write("rewrite", index, record)
+        call = f"{_REDACT} (bound to {type(self._store).__name__})"
+        self._store._b_rewrite(call, self._name, self._conv, index, dumps(record))
+        # Counted as seen: other writers' bumps stay unexplained, so they are still looked for.
+        self._seq += 1
         self.snapshot_units = 0  # the rewrite deleted it
 
     def state_changed(self, state: dict[str, Any]) -> None:
-        self._write("state", -1, state)
+        call = f"{_COMPOSE} (bound to {type(self._store).__name__})"
+        self._store._b_state(call, self._name, self._conv, dumps(state))

@@ -8,8 +8,9 @@ Table definitions also name their column types (``{id}``, ``{big}``, ``{int}``, 
 from __future__ import annotations
 
 #: Version of the table layout.  A store written by a newer layout is refused, never altered;
-#: an older one is upgraded in place when opened (2 added ``snapshots``, 3 ``vectors``).
-SCHEMA_VERSION = 3
+#: an older one is upgraded in place when opened (2 added ``snapshots``, 3 ``vectors``,
+#: 4 ``quarantine``).
+SCHEMA_VERSION = 4
 FORMAT = "yait_byheart.store"
 
 # The layout of schema version 1.
@@ -31,9 +32,14 @@ UPGRADES = {
         "CREATE TABLE IF NOT EXISTS {s}vectors (conv {big} NOT NULL, name {text} NOT NULL, "
         "key {text} NOT NULL, data {blob} NOT NULL, PRIMARY KEY (conv, name, key))",
     ),
+    # Rows `repair` set aside because they could not be read: their bytes, kept, never parsed.
+    4: (
+        "CREATE TABLE IF NOT EXISTS {s}quarantine (id {id}, conv {big} NOT NULL, "
+        "tbl {text} NOT NULL, idx {int}, data {blob} NOT NULL, problem {text} NOT NULL)",
+    ),
 }
 # Tables holding a conversation's rows (deleted with it); `conversations` itself comes last.
-CHILD_TABLES = ("turns", "state", "snapshots", "vectors")
+CHILD_TABLES = ("turns", "state", "snapshots", "vectors", "quarantine")
 SQLITE_TYPES = {"id": "INTEGER PRIMARY KEY", "big": "INTEGER", "int": "INTEGER"}
 SQLITE_TYPES |= {"text": "TEXT", "blob": "BLOB"}
 POSTGRES_TYPES = {"id": "bigserial PRIMARY KEY", "big": "bigint", "int": "integer"}
@@ -54,14 +60,33 @@ def upgrade(version: int, prefix: str, types: dict[str, str]) -> list[str]:
 
 
 # Every statement the stores run, one "name: template" a line (an indented line continues
-# the one above).  `{{keys}}` in `vectors_in` becomes one `?` per key at run time.
+# the one above).  `{{keys}}` in `vectors_in` becomes one `?` per key at run time.  A text
+# column read back as `{raw}` (one per column read so) comes as the dialect reads stored text
+# that may be damaged: bytes in SQLite, so that junk bytes reach the code that names the row.
 _TEMPLATES = """
 meta: SELECT key, value FROM {s}meta
 insert_meta: INSERT INTO {s}meta (key, value) VALUES (?, ?)
 set_version: UPDATE {s}meta SET value = ? WHERE key = 'schema_version'
-conversation: SELECT id, user_id, head, seq FROM {s}conversations WHERE name = ?
-turns: SELECT idx, record FROM {s}turns WHERE conv = ? ORDER BY idx
-state: SELECT state FROM {s}state WHERE conv = ?
+conversation: SELECT id, user_id, {raw_head}, seq FROM {s}conversations WHERE name = ?
+turns: SELECT idx, {raw_record} FROM {s}turns WHERE conv = ? ORDER BY idx
+state: SELECT {raw_state} FROM {s}state WHERE conv = ?
+since: SELECT c.seq, t.idx, {raw_t_record} FROM {s}conversations c
+    LEFT JOIN {s}turns t ON t.conv = c.id AND t.idx >= ? WHERE c.id = ? ORDER BY t.idx
+redacted: SELECT idx, {raw_record} FROM {s}turns WHERE conv = ? AND idx < ? AND record LIKE ?
+    ORDER BY idx
+lock_conversation: SELECT seq FROM {s}conversations WHERE id = ? FOR UPDATE
+bump_seq: UPDATE {s}conversations SET seq = seq + 1 WHERE id = ?
+write_state: INSERT INTO {s}state (conv, state) SELECT id, ? FROM {s}conversations WHERE id = ?
+    ON CONFLICT (conv) DO UPDATE SET state = excluded.state
+set_aside: INSERT INTO {s}quarantine (conv, tbl, idx, data, problem) VALUES (?, ?, ?, ?, ?)
+put_turn: INSERT INTO {s}turns (conv, idx, record) VALUES (?, ?, ?)
+    ON CONFLICT (conv, idx) DO UPDATE SET record = excluded.record
+delete_state_row: DELETE FROM {s}state WHERE conv = ?
+set_head: UPDATE {s}conversations SET head = ? WHERE id = ?
+turn_row: SELECT {raw_record} FROM {s}turns WHERE conv = ? AND idx = ?
+head_row: SELECT {raw_head} FROM {s}conversations WHERE id = ?
+quarantined: SELECT q.tbl, q.idx, q.problem FROM {s}quarantine q
+    JOIN {s}conversations c ON c.id = q.conv WHERE c.name = ? ORDER BY q.id
 snapshot: SELECT data FROM {s}snapshots WHERE conv = ?
 create: INSERT INTO {s}conversations (name, user_id, head, seq)
     VALUES (?, ?, ?, 0) ON CONFLICT (name) DO NOTHING
@@ -69,11 +94,8 @@ conversation_id: SELECT id FROM {s}conversations WHERE name = ?
 insert_turn: INSERT INTO {s}turns (conv, idx, record) VALUES (?, ?, ?)
 insert_state: INSERT INTO {s}state (conv, state) VALUES (?, ?)
 insert_snapshot: INSERT INTO {s}snapshots (conv, data) VALUES (?, ?)
-bump: UPDATE {s}conversations SET seq = seq + 1 WHERE id = ? AND seq = ?
 rewrite_turn: UPDATE {s}turns SET record = ? WHERE conv = ? AND idx = ?
 drop_snapshot: DELETE FROM {s}snapshots WHERE conv = ?
-upsert_state: INSERT INTO {s}state (conv, state) VALUES (?, ?)
-    ON CONFLICT (conv) DO UPDATE SET state = excluded.state
 write_snapshot: INSERT INTO {s}snapshots (conv, data)
     SELECT id, ? FROM {s}conversations WHERE id = ? AND seq = ?
     ON CONFLICT (conv) DO UPDATE SET data = excluded.data
@@ -117,13 +139,18 @@ def templates() -> dict[str, str]:
     return out
 
 
-def rendered(prefix: str, param: str) -> dict[str, str]:
-    """Every statement with `prefix` before each table name and `param` for each ``?``.
+def rendered(prefix: str, param: str, raw: str = "{}") -> dict[str, str]:
+    """Every statement with `prefix` before each table name, `param` for each ``?`` and each
+    `{raw_COLUMN}` read through `raw` (a format with one ``{}`` for the column).
 
     >>> rendered("byheart.", "%s")["exists"]
     'SELECT 1 FROM byheart.conversations WHERE id = %s'
+    >>> rendered("", "?", "CAST({} AS BLOB)")["state"]
+    'SELECT CAST(state AS BLOB) FROM state WHERE conv = ?'
     """
-    return {k: v.format(s=prefix).replace("?", param) for k, v in templates().items()}
+    columns = {"head": "head", "record": "record", "state": "state", "t_record": "t.record"}
+    reads = {f"raw_{name}": raw.format(column) for name, column in columns.items()}
+    return {k: v.format(s=prefix, **reads).replace("?", param) for k, v in templates().items()}
 
 
 def vectors_in(statements: dict[str, str], count: int, param: str) -> str:
