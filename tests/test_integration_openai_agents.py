@@ -409,3 +409,26 @@ def test_runner_honours_a_dict_session_settings_limit() -> None:
     sent = model.calls[0].input
     assert isinstance(sent, list)
     assert [i.get("content") for i in sent] == ["old 4", "old 5", "new"]
+
+
+def test_several_session_objects_on_one_conversation_see_each_others_items(
+    tmp_path: Path,
+) -> None:
+    """As SQLiteSession allows: two objects (here on one store and on a second store object
+    over the same file, as two processes would be) add, read and pop on one conversation."""
+    path = str(tmp_path / "sessions.db")
+
+    async def scenario() -> None:
+        with SQLiteStore(path) as store, SQLiteStore(path) as elsewhere:
+            a, b = ByheartSession(store, "c"), ByheartSession(store, "c")
+            c = ByheartSession(elsewhere, "c")
+            said = [{"role": "user", "content": f"message {k}"} for k in range(6)]
+            for k, item in enumerate(said):
+                await (a, b, c)[k % 3].add_items([item])
+            for session in (a, b, c):
+                assert await session.get_items() == said
+            assert await c.pop_item() == said[-1]
+            assert await a.get_items() == await b.get_items() == said[:-1]
+            assert await b.get_items(limit=2) == said[3:5]
+
+    asyncio.run(scenario())

@@ -150,10 +150,14 @@ class ByheartSession:
         self._composed: list[str] = []  # keys of the items the callback just built, in order
         self.last_result: dict[str, Any] | None = None
         """The latest ``Memory.compose`` result the callback sent (log its ``stable_upto``)."""
-        # Several session objects on one conversation (other processes) would read the
-        # store again here before each call, once the store can say what changed (the
-        # concurrent-processes issue); until then this object's copy is the one in force.
         self._items, self._turn = stored_items(self.memory, TAG, dict, _items_of)
+
+    def _follow(self) -> None:
+        """On a store, read the items again: other session objects and processes may have
+        added or popped some (the Memory follows the store; SQLiteSession reads its rows)."""
+        if self._store is not None:
+            self.memory._follow()  # what the Memory does before each append and compose
+            self._items, self._turn = stored_items(self.memory, TAG, dict, _items_of)
 
     # -- the Session protocol ------------------------------------------------------------
 
@@ -166,7 +170,11 @@ class ByheartSession:
             )
         if limit is None:
             limit = self.session_settings.limit
+        return await asyncio.to_thread(self._get, limit)
+
+    def _get(self, limit: int | None) -> list[Item]:
         with self._lock:
+            self._follow()
             return copy.deepcopy(_window(self._items, limit))
 
     async def add_items(self, items: list[Item]) -> None:
@@ -188,6 +196,7 @@ class ByheartSession:
 
     def _add(self, items: list[Item]) -> None:
         with self._lock:
+            self._follow()
             expect, self._composed = self._composed, []
             fresh: list[Item] = []
             for item in items:
@@ -211,6 +220,7 @@ class ByheartSession:
 
     def _pop(self) -> Item | None:
         with self._lock:
+            self._follow()
             if not self._items:
                 return None
             item, turn = self._items.pop(), self._turn.pop()
