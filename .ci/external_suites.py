@@ -34,6 +34,21 @@ EXTERNAL = HERE / "external"
 # installed beside the run, not into the environment.
 PLUGINS = ["pytest-asyncio>=1.0", "pytest-mock>=3.10", "blockbuster>=1.5.18,<1.6", "forbiddenfruit"]
 
+# The SDK's test files whose session tests run against ByheartSession (the runner suite).
+RUNNER_SESSION_TESTS = [
+    "tests/test_agent_runner.py",
+    "tests/test_agent_runner_streamed.py",
+    "tests/test_tool_batch_failure_history.py",
+    "tests/test_native_tool_failure_history.py",
+    "tests/test_run_impl_resume_paths.py",
+    "tests/test_max_turns.py",
+    "tests/test_soft_cancel.py",
+    "tests/test_tool_failure_boundaries.py",
+    "tests/test_programmatic_tool_calling.py",
+    "tests/memory/test_openai_responses_compaction_session.py",
+    "tests/memory/test_compaction_model_visibility.py",
+]
+
 SUITES = {
     "openai-agents": {
         "files": [
@@ -57,39 +72,14 @@ SUITES = {
     "openai-agents runner": {
         "package": "openai-agents",
         "files": ["tests/"],
-        "rewrite": [
-            "tests/test_agent_runner.py",
-            "tests/test_agent_runner_streamed.py",
-            "tests/test_tool_batch_failure_history.py",
-            "tests/test_native_tool_failure_history.py",
-            "tests/test_run_impl_resume_paths.py",
-            "tests/test_max_turns.py",
-            "tests/test_soft_cancel.py",
-            "tests/test_tool_failure_boundaries.py",
-            "tests/test_programmatic_tool_calling.py",
-            "tests/memory/test_openai_responses_compaction_session.py",
-            "tests/memory/test_compaction_model_visibility.py",
-        ],
+        "rewrite": RUNNER_SESSION_TESTS,
         "call": "SQLiteSession(",
         "factory": "byheart_session(",
         "harness": "agents_session.py",
         "ini": "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = session\n"
         "markers =\n    allow_call_model_methods: x\n    requires_native_macos_sandbox: x\n"
         "    review_optional: x\n    serial: x\n",
-        "run": [
-            "-k", "session or Session",
-            "tests/test_agent_runner.py",
-            "tests/test_agent_runner_streamed.py",
-            "tests/test_tool_batch_failure_history.py",
-            "tests/test_native_tool_failure_history.py",
-            "tests/test_run_impl_resume_paths.py",
-            "tests/test_max_turns.py",
-            "tests/test_soft_cancel.py",
-            "tests/test_tool_failure_boundaries.py",
-            "tests/test_programmatic_tool_calling.py",
-            "tests/memory/test_openai_responses_compaction_session.py",
-            "tests/memory/test_compaction_model_visibility.py",
-        ],
+        "run": ["-k", "session or Session", *RUNNER_SESSION_TESTS],
     },
     "langchain-core": {
         "files": [
