@@ -547,7 +547,10 @@ def test_reopening_loads_the_index_snapshot_and_composes_as_before(
         again = store.open("c")
         # Every stretch came from the snapshot; none was re-indexed.
         assert again.snapshot_stretches == reference.stretch_count > 10
-        for query in ("how was the marathon in round 3?", "VAT on the invoice", "cello"):
+        # The last two are about the user: ranked in the user's-words index, from the snapshot.
+        queries = ("how was the marathon in round 3?", "VAT on the invoice", "cello",
+                   "what did I say about my sister?", "my marathon in the rain?")  # fmt: skip
+        for query in queries:
             assert again.compose(query) == reference.compose(query)
 
 

@@ -480,7 +480,8 @@ class Memory:
                 the model again after a tool round): selection uses the latest user text.
             when: When `query` is asked, in any form `append` takes (default "": undated).
                 Its relative dates ("last weekend") are resolved against it and what was said
-                on those days is favoured; the query is sent under its date line.
+                on those days is favoured; the query is sent under its date line. Unused when
+                `query` is None (the last user turn was dated when appended).
             external_query: What to ask `external` for (default "": the query).
 
         Returns:
