@@ -11,6 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from .pieces import cut
 from .render import MEMORY_MARKER, Piece, Turn, render_ordinary, render_unit, searchable, when_line
@@ -32,7 +33,8 @@ class Entry:
 
 @dataclass(frozen=True)
 class Shape:
-    """The sizes a conversation is cut by, derived once from the Memory's settings."""
+    """The sizes a conversation is cut by, derived once from the Memory's settings (each
+    computed on first use and kept: every append asks for them)."""
 
     budget: int
     chunk: int
@@ -40,17 +42,17 @@ class Shape:
     measure: Callable[[str], int]
     boundaries: Boundaries | None = None
 
-    @property
+    @cached_property
     def cap(self) -> float:
         """No stretch grows past this (so at least two always fit the budget)."""
         return self.budget * self.tuning.max_stretch_share
 
-    @property
+    @cached_property
     def grain(self) -> int:
         """The conversation's own unit size, a share of `chunk`: the budget plays no part."""
         return max(1, int(self.chunk * self.tuning.stretch_share))
 
-    @property
+    @cached_property
     def stretch_size(self) -> int:
         """The size at which a stretch closes at the next user turn: the grain, at most
         budget / stretches_per_budget and half the cap (docs/benchmarks.md, "Retrieval
@@ -61,12 +63,12 @@ class Shape:
             own = min(own, int(self.budget / t.stretches_per_budget))
         return max(1, min(own, int(self.cap / 2)))
 
-    @property
+    @cached_property
     def piece_size(self) -> int:
         """The size long turns are cut to: the grain (at most half the cap)."""
         return max(1, min(self.grain, int(self.cap / 2)))
 
-    @property
+    @cached_property
     def cut_at(self) -> float:
         """A turn measuring more than this is cut into pieces: `cut_over` grains, so a user's
         short turn is not sent with the whole of a long reply ("Long replies"); at most the cap."""
