@@ -46,19 +46,13 @@ class Ranker:
         first, n = len(self.index), len(self.conv.starts)
         if first >= n:
             return
-        add, add_user, counts = self.index.add, self.user_index.add, self.counts
-        for uid, (user_texts, other_texts) in enumerate(self.conv.bodies_by_role(first, n), first):
-            every, user = self._merged(counts(user_texts), counts(other_texts))
-            add(uid, every)
-            if user:
-                add_user(uid, user)
+        for uid, said in enumerate(self.conv.bodies_by_role(first, n), first):
+            self._add_counts(uid, *self._merged(*map(self.counts, said)))
 
     def _counts(self, uid: int) -> tuple[dict[str, int], dict[str, int]]:
         """Stretch `uid`'s term counts: all its words, and the user's alone."""
-        conv = self.conv
-        user = self.counts(conv.stretch_bodies_of(uid, "user"))
-        other = self.counts(conv.stretch_bodies_of(uid, "assistant"))
-        return self._merged(user, other)
+        (said,) = self.conv.bodies_by_role(uid, uid + 1)
+        return self._merged(*map(self.counts, said))
 
     @staticmethod
     def _merged(
@@ -75,7 +69,9 @@ class Ranker:
         return both, user
 
     def _add(self, uid: int) -> None:
-        every, user = self._counts(uid)
+        self._add_counts(uid, *self._counts(uid))
+
+    def _add_counts(self, uid: int, every: dict[str, int], user: dict[str, int]) -> None:
         self.index.add(uid, every)
         if user:
             self.user_index.add(uid, user)

@@ -288,24 +288,13 @@ class Conversation:
         """The stretch holding entry `i` (len(starts) for the open one)."""
         return bisect_right(self.starts, i) - 1 if i < self.open_start else len(self.starts)
 
-    def stretch_bodies(self, k: int, role: str = "") -> list[str]:
+    def stretch_bodies(self, k: int) -> list[str]:
         """What stretch `k` is indexed by: its shown entries' text, one string each."""
-        return [
-            p.body
-            for p in self.pieces(*self.stretch_range(k))
-            if not p.turn.silent and (not role or p.turn.role == role)
-        ]
-
-    def stretch_bodies_of(self, k: int, role: str) -> list[str]:
-        """Stretch `k`'s shown entries said by `role`, one string each."""
-        return [
-            p.body for p in self.pieces(*self.stretch_range(k))
-            if p.turn.role == role and not p.turn.silent
-        ]  # fmt: skip
+        return [p.body for p in self.pieces(*self.stretch_range(k)) if not p.turn.silent]
 
     def bodies_by_role(self, first: int, end: int) -> list[tuple[list[str], list[str]]]:
         """For each stretch from `first` to `end`, its shown entries' text said by the user
-        and by the assistant (`stretch_bodies_of` for both, in one pass over the entries)."""
+        and by the assistant, in one pass over the entries."""
         turns, entries = self.turns, self.entries
         bounds = [*self.starts[first:end], self.starts[end] if end < len(self.starts)
                   else self.open_start]  # fmt: skip
