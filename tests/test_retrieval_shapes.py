@@ -95,6 +95,10 @@ def test_asked_speaker() -> None:
     assert asked_speaker("Remind me of your recommendation for the trip") is None
     assert asked_speaker("What did Caroline research?") is None
     assert asked_speaker("What did we decide about pricing?") is None
+    # A request for new help is about the user's tastes, not about what was replied.
+    assert asked_speaker("Can you recommend a show for me to watch tonight?") == "user"
+    assert asked_speaker("Could you suggest some conferences I might like?") == "user"
+    assert asked_speaker("Can you remind me what you recommended for my trip?") is None
 
 
 def test_the_users_own_words_outrank_a_reply_that_repeats_the_question() -> None:
@@ -119,6 +123,22 @@ def test_a_questions_relative_date_favours_what_was_said_that_day() -> None:
     assert 38 in result["included"]  # the user's note of 20 May
     sent = result["messages"][-1]["parts"][0]["text"]
     assert sent == "[22 May 2023]\nWhat did I do last weekend?"  # verbatim, under its date
+
+
+def test_a_questions_date_annotation_is_read_as_days_not_as_words() -> None:
+    # An invoice that mentions the very dates of "last week" must not outrank what was said
+    # last week: the question's annotation [15-21 May 2023] is days, not the words "May 2023".
+    mem = Memory(budget=260, chunk=300, stability=0)
+    mem.append("user", "Invoice: paid 15 May 2023, due 21 May 2023, May 2023 period.",
+               when=date(2023, 4, 2))  # fmt: skip
+    mem.append("assistant", "Filed.", when=date(2023, 4, 2))
+    for day in range(3, 10):
+        mem.append("user", f"Chat {day} about the weather.", when=date(2023, 4, day))
+        mem.append("assistant", "Indeed.", when=date(2023, 4, day))
+    mem.append("user", "I repaired the fence.", when=date(2023, 5, 17))
+    mem.append("assistant", "Well done.", when=date(2023, 5, 17))
+    result = mem.compose("What did I do last week?", when=date(2023, 5, 24))
+    assert 16 in result["included"] and 0 not in result["included"]
 
 
 def test_compose_when_is_checked_like_appends() -> None:

@@ -119,12 +119,13 @@ PHRASE = re.compile(
     rf"|yesterday|tomorrow)(?P<dw_part>{_S}{_PART_OF_DAY})?"
     r"|(?P<today>today|tonight)"
     rf"|(?P<part>this{_S}(?:morning|afternoon|evening)|last{_S}night)"
-    rf"|(?P<wdir>last|this{_S}past|this{_S}coming|next){_S}(?P<wd>{_WEEKDAY})"
+    rf"|(?P<wdir>last|(?:this|the){_S}past|this{_S}coming|next){_S}(?P<wd>{_WEEKDAY})"
     rf"(?P<wd_part>{_S}{_PART_OF_DAY})?"
-    rf"|(?P<sdir>last|this{_S}past|this{_S}coming|this|next){_S}"
+    rf"|(?P<sdir>last|(?:this|the){_S}past|this{_S}coming|this|next){_S}"
     r"(?P<span>week-?end|week|month|year)"
     rf"|(?P<num>{_NUM}){_S}(?P<unit>{_UNIT}){_S}(?P<adir>ago|from{_S}(?:now|today))"
-    rf"|in{_S}(?P<inum>{_NUM}){_S}(?P<iunit>days?|weeks?|months?|years?)"
+    # "in a week" is ahead; "(I took part) in a week ago" is not: "a week ago" is matched next.
+    rf"|in{_S}(?P<inum>{_NUM}){_S}(?P<iunit>days?|weeks?|months?|years?)(?!{_S}ago\b)"
     rf"(?P<itime>(?:'s|\u2019s|'|\u2019)?{_S}time)?"
     r")"
     # A possessive belongs to the phrase: "last year's [2022] trip".

@@ -13,6 +13,8 @@ datetime.date(2022, 12, 31))]
 [(datetime.date(2023, 5, 29), datetime.date(2023, 6, 4))]
 >>> annotated_spans("a [note], [20] and [31 June 2023]")
 []
+>>> without_annotations("what did I do last weekend [20-21 May 2023]?")
+'what did I do last weekend?'
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ def annotated_spans(text: str) -> list[tuple[date, date]]:
         if span is not None:
             spans.append(span)
     return spans
+
+
+def without_annotations(text: str) -> str:
+    """`text` without the date annotations `annotated_spans` reads (a question's days are
+    matched as days: as words, "20", "May" and "2023" would match any other date)."""
+    return ANNOTATION.sub("", text)
 
 
 def _span(m: re.Match[str]) -> tuple[date, date] | None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._dates.resolve import parse_when
-from .._dates.spans import annotated_spans
+from .._dates.spans import annotated_spans, without_annotations
 from .._text.tokens import Tokenizer
 from .._turns.conversation import Conversation
 from .._turns.settings import Tuning
@@ -84,8 +84,9 @@ class Ranker:
 
     def terms(self, query: str) -> list[str]:
         """The query's terms, in the reading whose terms the conversation holds the largest
-        share of (a short question may not say which language it is in)."""
-        readings = self.tokenizer.readings(query)
+        share of (a short question may not say which language it is in). Its date
+        annotations are not terms: `ranked` reads them as days."""
+        readings = self.tokenizer.readings(without_annotations(query))
         if len(readings) <= 1:
             return readings[0] if readings else []
         self.sync()

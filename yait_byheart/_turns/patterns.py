@@ -26,8 +26,10 @@ WHEN_QUESTION = re.compile(r"\s*when\b", re.IGNORECASE)
 ASKS_OWN_WORDS = re.compile(r"\bI\b|(?i:\b(?:i'm|i've|i'd|i'll|me|my|mine|myself)\b)")
 #: ... unless it asks what the assistant said, or to recall the talk itself, where either
 #: speaker's words may hold it ("you told me", "did you suggest", "your advice", "remind me",
-#: "our previous chat", "we discussed").
+#: "our previous chat", "we discussed"). A request for new help ("can you recommend a show
+#: for me?") asks nothing of the past: what the user said of their tastes is its evidence.
 ASKS_REPLIES = re.compile(
+    r"(?<!\bcan[ ])(?<!\bcould[ ])(?<!\bwould[ ])(?<!\bwill[ ])(?<!\bwon't[ ])"
     r"\byou(?:'d|'ve)?[ ]+(?:\w+[ ]+)?(?:tell|told|say|said|mention(?:ed)?|suggest(?:ed)?|"
     r"recommend(?:ed)?|give|gave|provided?|list(?:ed)?|shared?|explain(?:ed)?|write|wrote|"
     r"described?|named?|show(?:ed)?|offer(?:ed)?|proposed?|advised?|came[ ]up[ ]with)\b"
