@@ -11,15 +11,16 @@ Rules, chosen once and applied everywhere:
 * Granularity follows the phrase: a day for day phrases ("[20 May 2023]"), a
   span for week phrases ("[15-21 May 2023]"), the month for month phrases
   ("[April 2023]"), the year for year phrases ("[2022]").
-* "last <weekday>" / "this past <weekday>": the latest such day strictly
+* "last <weekday>" / "this (or the) past <weekday>": the latest such day strictly
   before the anchor; "next <weekday>" / "this coming <weekday>": the first
   strictly after. "this <weekday>" is ambiguous and stays untouched.
 * "last week" is the calendar week before the anchor's week, "last weekend"
-  (and "this past weekend") that week's weekend, "next weekend" the weekend of
+  (and "this past weekend", "the past weekend") that week's weekend, "next weekend" the weekend of
   next calendar week, "this coming weekend" the first Saturday-Sunday after
   the anchor.
 * "N weeks ago" / "in N weeks" is the calendar week N weeks away (a span, like
   "last week", which is "1 week ago"); "N weekends ago" that week's weekend.
+  "took part in a week ago" is "a week ago", not "in a week".
 * "a few days ago" / "in a few days" is 3 to 5 days away (a couple is 2, so a
   few starts at 3): "[20-22 May 2023]". "a few weeks/months/years" is too
   vague to be worth a range and stays untouched.
