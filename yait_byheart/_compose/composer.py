@@ -129,28 +129,33 @@ class Composer:
         ext_text, sources = self._external(request, limit - q_size - open_size)
         ext_size = self.measure(ext_text) if ext_text else 0
         room = self.budget - q_size - ext_size
-        ctx = self._next_context(plan, request, room, limit - q_size - ext_size)
-        plan.result = self._result(plan, ctx, request, ext_text, sources, q_size)
+        ctx, tail = self._next_context(plan, request, room, limit - q_size - ext_size)
+        plan.result = self._result(plan, ctx, tail, request, ext_text, sources, q_size)
         if sources:
             plan.counts["external_admitted"] += 1
         return plan
 
     # -- which context -----------------------------------------------------------------
 
-    def _next_context(self, plan: Plan, request: Request, room: int, hard: int) -> SentContext:
+    def _next_context(
+        self, plan: Plan, request: Request, room: int, hard: int
+    ) -> tuple[SentContext, list[Item]]:
         """Keep the last context and append to it, or rebuild (rules 1-3); then hold the
-        limit: rebuild, then drop the selected block, then trim to the newest entries."""
+        limit: rebuild, then drop the selected block, then trim to the newest entries. With
+        the context, the entries sent after it (`_tail`; none once trimmed)."""
         saved = (plan.growth, Counter(plan.counts))
         ctx = self._choose(plan, request, room)
-        if self._full_size(ctx) <= hard:
-            return ctx
+        tail = self._tail(ctx)
+        if ctx.size + _size(tail) <= hard:
+            return ctx, tail
         for fresh in self._fallbacks(plan, request, room):
             plan.growth, plan.counts, plan.rebuilt = saved[0], Counter(saved[1]), False
             ctx = self._rebuild(plan, fresh)
-            if self._full_size(ctx) <= hard:
-                return ctx
+            tail = self._tail(ctx)
+            if ctx.size + _size(tail) <= hard:
+                return ctx, tail
         plan.growth, plan.counts = saved[0], Counter(saved[1])
-        return self._trimmed(plan, hard)
+        return self._trimmed(plan, hard), []
 
     def _fallbacks(self, plan: Plan, request: Request, room: int) -> list[list[int]]:
         if plan.rebuilt:
@@ -301,9 +306,6 @@ class Composer:
             probe.add_entry(self.conv, i, end, whole=True)
         return probe.items[len(before) :]
 
-    def _full_size(self, ctx: SentContext) -> int:
-        return ctx.size + sum(item.size for item in self._tail(ctx))
-
     def _trimmed(self, plan: Plan, hard: int) -> SentContext:
         """The newest entries that fit `hard`, after a note of what was left out: the newest
         tool round native (when it fits alone), older entries as text."""
@@ -314,8 +316,8 @@ class Composer:
         room = hard - marker.size
         round_start, native = self._native_round(plan.live, marker, room)
         if native:
-            room -= sum(item.size for item in native.items[1:]) + self.measure(TURN_JOIN)
-            ctx.entries |= native.entries
+            room -= _size(native.items[1:]) + self.measure(TURN_JOIN)
+            ctx.hold(native.entries)
         kept: list[Item] = []
         for i in range(round_start - 1, plan.live - 1, -1):
             probe = SentContext(start=i, upto=i, items=[marker])
@@ -327,9 +329,9 @@ class Composer:
                 break
             room -= item.size
             kept.append(item)
-            ctx.entries |= probe.entries
+            ctx.hold(probe.entries)
         rest = native.items[1:] if native else []
-        ctx.items = [marker, *reversed(kept), *rest] if marker.size <= hard else []
+        ctx.replace_items([marker, *reversed(kept), *rest] if marker.size <= hard else [])
         plan.counts["trimmed"] += 1
         plan.rebuilt = True
         return ctx
@@ -349,7 +351,7 @@ class Composer:
         probe = SentContext(start=start, upto=start, items=[marker])
         for i in range(start, end):
             probe.add_entry(conv, i, end, whole=True)
-        size = sum(item.size for item in probe.items[1:])
+        size = _size(probe.items[1:])
         if size + self.measure(TURN_JOIN) > room or not probe.native_calls:
             return end, None
         return start, probe
@@ -371,11 +373,10 @@ class Composer:
         )  # fmt: skip
 
     def _result(
-        self, plan: Plan, ctx: SentContext, request: Request, ext_text: str, sources: list[str],
-        q_size: int,
+        self, plan: Plan, ctx: SentContext, tail: list[Item], request: Request, ext_text: str,
+        sources: list[str], q_size: int,
     ) -> Result:  # fmt: skip
         trimmed = plan.counts["trimmed"] > 0
-        tail = [] if trimmed else self._tail(ctx)
         pieces, where = self._pieces(ctx.items, ext_text, tail, request.query)
         messages, at = assemble(pieces)
         where = [at[p] for p in where]
@@ -389,7 +390,7 @@ class Composer:
         passthrough = ctx.start == 0 and not ctx.stretches and not trimmed
         plan.counts["passthrough" if passthrough else "assembled"] += 1
         included, partial = _included(self.conv, ctx, tail)
-        sizes = ctx.size + sum(item.size for item in tail)
+        sizes = ctx.size + _size(tail)
         return {
             "messages": messages,
             "mode": "passthrough" if passthrough else "assembled",
@@ -413,20 +414,27 @@ class Composer:
         entries after the context), the query; and where each context item went."""
         pieces: list[tuple[str, list[Part]]] = []
         where: list[int] = []
+        # Texts joined into one message, concatenated once: a rebuilt block joins dozens.
+        joins: dict[int, list[str]] = {}
         for item in items:
             if item.joined and pieces:
-                parts = pieces[-1][1]
-                parts[0] = text_part(parts[0]["text"] + item.text)
+                at = len(pieces) - 1
+                joins.setdefault(at, [pieces[at][1][0]["text"]]).append(item.text)
             else:
-                parts = _item_parts(item)
-                pieces.append((item.role, parts))
+                pieces.append((item.role, _item_parts(item)))
             where.append(len(pieces) - 1)
+        for at, texts in joins.items():
+            pieces[at][1][0] = text_part("".join(texts))
         if ext_text:
             pieces.append(("user", [text_part(ext_text)]))
         pieces += [(item.role, _item_parts(item)) for item in tail]
         if query:
             pieces.append(("user", [text_part(query)]))
         return pieces, where
+
+
+def _size(items: list[Item]) -> int:
+    return sum(item.size for item in items)
 
 
 def _asks(turn: Turn) -> bool:
@@ -458,6 +466,8 @@ def _included(
 
 
 def _item_parts(item: Item) -> list[Part]:
+    if not item.tools:
+        return [text_part(item.text)] if item.text else []
     results = [p for p in item.tools if p["type"] == "tool_result"]
     calls = [p for p in item.tools if p["type"] == "tool_call"]
     text = [text_part(item.text)] if item.text else []

@@ -10,7 +10,7 @@ ever sees an orphan; everywhere else tool activity is text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .._turns.conversation import Conversation
@@ -46,20 +46,33 @@ class SentContext:
     block: int = 0  # items chosen at the rebuild; the rest were appended after
     items: list[Item] = field(default_factory=list)
     stretches: set[int] = field(default_factory=set)
-    entries: set[int] = field(default_factory=set)  # entries it holds that show something
+    # The entries it holds that show something, ascending while `ordered`: entries come
+    # after the ones held, a joined stretch's before them (then they are sorted once).
+    entries: list[int] = field(default_factory=list)
     native_calls: set[str] = field(default_factory=set)
     sent_items: int = 0  # items the previous call sent (its cache breakpoint)
-
-    @property
-    def size(self) -> int:
-        return sum(item.size for item in self.items)
+    # What the items added by `add_stretch` and `add_entry` measure, kept as they come:
+    # every compose asks it several times.
+    size: int = 0
+    ordered: bool = True
 
     def copy(self) -> SentContext:
         """A copy to extend, so a failed call leaves the kept one as it was."""
         return SentContext(
             self.start, self.upto, self.block, list(self.items), set(self.stretches),
-            set(self.entries), set(self.native_calls), self.sent_items,
+            list(self.entries), set(self.native_calls), self.sent_items, self.size,
+            self.ordered,
         )  # fmt: skip
+
+    def hold(self, entries: Sequence[int]) -> None:
+        """Count `entries` (ascending) among those it holds."""
+        if entries and self.entries and entries[0] <= self.entries[-1]:
+            self.ordered = False
+        self.entries += entries
+
+    def replace_items(self, items: list[Item]) -> None:
+        self.items = items
+        self.size = sum(item.size for item in items)
 
     def holds(self, conv: Conversation, uid: int) -> bool:
         """Whether stretch `uid` is in it, as a stretch or as entries."""
@@ -77,9 +90,9 @@ class SentContext:
         )  # fmt: skip
         text, size = _rendering(conv, uid, start, end, joined)
         self.items.append(Item(STRETCH, uid, "user", text, size, joined=joined))
+        self.size += size
         self.stretches.add(uid)
-        turns, entries = conv.turns, conv.entries
-        self.entries.update(i for i in range(start, end) if not turns[entries[i].turn].silent)
+        self.hold(conv.shown_entries(start, end))
 
     def add_entry(
         self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None,
@@ -119,7 +132,8 @@ class SentContext:
             size += measure(TURN_JOIN)  # assemble joins the two messages
         role = "user" if named else turn.role
         self.items.append(Item(ENTRY, i, role, text, size, native))
-        self.entries.update(held)
+        self.size += size
+        self.hold(held)
 
     def _native_tools(
         self, conv: Conversation, i: int, limit: int, replay: set[str] | None, whole: bool
@@ -163,15 +177,24 @@ class SentContext:
     ) -> tuple[list[int], list[int]]:
         """The turns it holds (any entry), with entries `more`, and those of them it holds
         only in part."""
-        sent = self.entries.union(more)
+        if not self.ordered:
+            self.entries, self.ordered = sorted(set(self.entries)), True
+        sent = self.entries + list(more)
+        if len(sent) > len(self.entries) and not _ascending(sent, len(self.entries) - 1):
+            sent = sorted(set(sent))
         if len(conv.entries) == len(conv.turns):  # no turn was cut: entry i is turn i
-            return sorted(sent), []
+            return sent, []
         held: dict[int, int] = {}
         for i in sent:
             t = conv.entries[i].turn
             held[t] = held.get(t, 0) + 1
         partial = [t for t, n in held.items() if n < conv.entries[conv.first_entry[t]].parts]
         return sorted(held), sorted(partial)
+
+
+def _ascending(values: list[int], start: int) -> bool:
+    """Whether `values` rise strictly from position `start` on."""
+    return all(values[i] < values[i + 1] for i in range(max(start, 0), len(values) - 1))
 
 
 def _rendering(conv: Conversation, uid: int, start: int, end: int, joined: bool) -> tuple[str, int]:

@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .pieces import cut
-from .render import MEMORY_MARKER, Piece, Turn, render_ordinary, render_unit, searchable, when_line
+from .render import (
+    MEMORY_MARKER,
+    Piece,
+    Turn,
+    ordinary_most,
+    render_ordinary,
+    render_unit,
+    searchable,
+    when_line,
+)
 from .settings import Tuning
 
 Boundaries = Callable[[list[dict[str, str]]], bool]
@@ -130,6 +139,7 @@ class Conversation:
         self.open_start = 0
         self.open_size = 0
         self.total_size = 0
+        self.silent_entries = 0  # entries of silent turns: while none, every entry shows
         self.open_calls: dict[str, int] = {}  # call id -> entry, for calls in the open stretch
         self.calls: dict[str, int] = {}  # every call id -> its turn
         self.answered: dict[str, int] = {}  # call id -> the turn holding its result
@@ -153,22 +163,23 @@ class Conversation:
             cuts = [] if turn.silent else self._cuts(turn, text)
         bounds = [0, *cuts, len(text)]
         last = self.entries[-1] if self.entries else None
+        previous = self.turns[last.turn] if last is not None else None
         in_long = last is not None and last.parts > 1 and not self.turns[last.turn].tools
         empty = self.open_start == len(self.entries)
         state = _Open(self.open_size, empty, self.open_calls, set(), in_long)
-        previous = self.turns[self.entries[-1].turn] if self.entries else None
         out = Layout([], list(cuts), [])
         parts = len(bounds) - 1
+        measure = self.shape.measure
         for part in range(parts):
             piece = Piece(turn, text, part, parts) if parts == 1 else Piece(
                 turn, text[bounds[part] : bounds[part + 1]], part, parts
             )  # fmt: skip
             with_when = part == 0 and (previous is None or turn.when != previous.when)
-            named = part == 0 and not self.entries and turn.role == "assistant"
+            named = part == 0 and last is None and turn.role == "assistant"
             rendered = (
                 "" if turn.silent else render_ordinary(piece, with_when=with_when, named=named)
             )
-            size = self.shape.measure(rendered)
+            size = measure(rendered)
             given = opens[part] if opens is not None and part < len(opens) else None
             flag = self._closes(piece, size, state) if given is None else given
             out.opens.append(flag)
@@ -185,6 +196,8 @@ class Conversation:
         self.first_entry.append(len(self.entries))
         turn.opens = layout.opens[0]
         parts = len(bounds) - 1
+        if turn.silent:
+            self.silent_entries += parts
         for part in range(parts):
             i = len(self.entries)
             if layout.opens[part] and self.open_start < i:
@@ -205,9 +218,12 @@ class Conversation:
     def _cuts(self, turn: Turn, text: str) -> list[int]:
         """Where a turn too long for one stretch is cut (offsets into its text), or none."""
         shape = self.shape
-        whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
         # A tool round is cut only past the cap: an agent's open round must stay native.
-        if shape.measure(whole) <= (shape.cap if turn.tools else shape.cut_at):
+        limit = shape.cap if turn.tools else shape.cut_at
+        if shape.measure is len and ordinary_most(turn, len(text)) <= limit:
+            return []  # too short to reach it, whatever its rendering adds
+        whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
+        if shape.measure(whole) <= limit:
             return []
         bodies = cut(text, shape.piece_size, shape.measure)
         offsets, at = [], 0
@@ -288,6 +304,13 @@ class Conversation:
         """The stretch holding entry `i` (len(starts) for the open one)."""
         return bisect_right(self.starts, i) - 1 if i < self.open_start else len(self.starts)
 
+    def shown_entries(self, start: int, end: int) -> Sequence[int]:
+        """The entries from `start` to `end` that show something (are not silent)."""
+        if not self.silent_entries:
+            return range(start, end)
+        turns, entries = self.turns, self.entries
+        return [i for i in range(start, end) if not turns[entries[i].turn].silent]
+
     def stretch_bodies(self, k: int) -> list[str]:
         """What stretch `k` is indexed by: its shown entries' text, one string each."""
         return [p.body for p in self.pieces(*self.stretch_range(k)) if not p.turn.silent]
@@ -367,6 +390,8 @@ class Conversation:
         """Replace turn `index` by its redacted form; sizes and stretch sizes follow."""
         first = self.first_entry[index]
         self._forget_tools(index)
+        if not self.turns[index].silent:
+            self.silent_entries += self.entries[first].parts
         self.turns[index] = new
         for i in range(first, first + self.entries[first].parts):
             self.total_size -= self.sizes[i]

@@ -57,5 +57,5 @@ def make_turn(
                 "whose day and month could swap (05/08/2023) needs Memory(date_order='dmy' or "
                 "'mdy'); or build the Memory with resolve_time=False to keep free-form labels"
             )
-        shown = resolve_time(text, anchor) if text.strip() else text
+        shown = text if text.isspace() else resolve_time(text, anchor)
     return Turn(role, text, shown, kind, source, label, tools=tools, item=item)

@@ -65,7 +65,7 @@ class Turn:
         self.silent = self.redacted or (not self.tools and (not self.shown or self.shown.isspace()))
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Piece:
     """What one entry of the conversation shows: a whole turn, or part `part` of `parts`."""
 
@@ -123,6 +123,13 @@ def render_ordinary(piece: Piece, *, with_when: bool, named: bool, body: str | N
     named = named or text.startswith(MEMORY_MARKER)
     head = when_line(turn.when) if with_when else ""
     return f"{head}{_kind_line(turn)}{turn.role + ': ' if named else ''}{piece.label}{text}"
+
+
+def ordinary_most(turn: Turn, length: int) -> int:
+    """At most how many characters `render_ordinary` makes of `turn` whole, its text `length`
+    characters long (date line and speaker's name included): a caller that measures in
+    characters need not render a turn that cannot reach a size."""
+    return length + len(turn.when) + len(turn.kind) + len(turn.source) + len(turn.role) + 10
 
 
 def render_unit(pieces: Sequence[Piece], *, after: Piece | None = None) -> str:
