@@ -255,7 +255,8 @@ class Memory:
             TypeError: `text`, `source` or `key` is not a str.
         """
         call = "Memory.append"
-        key = _check_key(call, key)
+        if key is not None:
+            key = _check_key(call, key)
         turn = make_turn(call, role, text, kind=kind, source=source, when=when,
                          resolve=self.resolve_time, order=self.date_order)  # fmt: skip
         with self._lock:

@@ -7,7 +7,6 @@ leaves the Memory as it was.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -173,7 +172,8 @@ class Composer:
         if ctx is None or self.stability == 0:
             return self._rebuild(plan, fresh)
         t = self.ranker.tuning
-        kept = _Kept(conv, ctx)
+        first = ctx.entries_from(conv)
+        kept = {u for u in fresh if u >= first or u in ctx.stretches}
         joining = _selection.joining(
             kept, fresh, weights, stability=self.stability, shared_score=t.shared_score,
             strong_join=t.strong_join,
@@ -215,7 +215,7 @@ class Composer:
         if not ASKS.search(request.select_by):
             return []  # a statement's words are not parts of a question to answer
         conv = self.conv
-        recent = range(bisect_left(conv.starts, ctx.start), len(conv.starts))
+        recent = range(ctx.entries_from(conv), len(conv.starts))
         held = ctx.stretches.union(joining, recent)
         among = [u for u in fresh[: len(weights)] if u not in held]
         return self.ranker.uncovered(request.select_by, held, among)
@@ -442,16 +442,6 @@ def _asks(turn: Turn) -> bool:
     return turn.role == "user" and bool(turn.shown.strip())
 
 
-class _Kept:
-    """The stretches a kept context holds, as stretches or as entries (for `joining`)."""
-
-    def __init__(self, conv: Conversation, ctx: SentContext) -> None:
-        self.conv, self.ctx = conv, ctx
-
-    def __contains__(self, uid: object) -> bool:
-        return isinstance(uid, int) and self.ctx.holds(self.conv, uid)
-
-
 def _included(
     conv: Conversation, ctx: SentContext, tail: list[Item]
 ) -> tuple[list[int], list[int]]:
@@ -468,8 +458,9 @@ def _included(
 def _item_parts(item: Item) -> list[Part]:
     if not item.tools:
         return [text_part(item.text)] if item.text else []
-    results = [p for p in item.tools if p["type"] == "tool_result"]
-    calls = [p for p in item.tools if p["type"] == "tool_call"]
+    # Copies: a turn's own parts must not change with what a caller does to a result.
+    results = [dict(p) for p in item.tools if p["type"] == "tool_result"]
+    calls = [dict(p) for p in item.tools if p["type"] == "tool_call"]
     text = [text_part(item.text)] if item.text else []
     return [*results, *text, *calls]  # a provider wants tool results first in their message
 

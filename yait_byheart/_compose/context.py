@@ -10,10 +10,11 @@ ever sees an orphan; everywhere else tool activity is text.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .._turns.conversation import Conversation
+from .._turns.conversation import Conversation, Rendering
 from .._turns.render import (
     TURN_JOIN,
     Part,
@@ -74,25 +75,24 @@ class SentContext:
         self.items = items
         self.size = sum(item.size for item in items)
 
-    def holds(self, conv: Conversation, uid: int) -> bool:
-        """Whether stretch `uid` is in it, as a stretch or as entries."""
-        return uid in self.stretches or conv.starts[uid] >= self.start
+    def entries_from(self, conv: Conversation) -> int:
+        """The first stretch it holds as entries: it holds those from there on, and before
+        them `stretches`."""
+        return bisect_left(conv.starts, self.start)
 
     def add_stretch(self, conv: Conversation, uid: int) -> None:
-        start, end = conv.stretch_range(uid)
         last = self.items[-1] if self.items else None
         # Adjacent stretches of the rebuilt block share one message; only inside the block,
         # which never changes once sent, so no sent message ever grows.
         joined = (
-            last is not None and len(self.items) < self.block
-            and (last.kind, last.ref) == (STRETCH, uid - 1)
-            and conv.last_shown(uid - 1) is not None
+            last is not None and len(self.items) < self.block and last.ref == uid - 1
+            and last.kind == STRETCH and bool(_rendering(conv, uid - 1, last.joined)[2])
         )  # fmt: skip
-        text, size = _rendering(conv, uid, start, end, joined)
+        text, size, shown = _rendering(conv, uid, joined)
         self.items.append(Item(STRETCH, uid, "user", text, size, joined=joined))
         self.size += size
         self.stretches.add(uid)
-        self.hold(conv.shown_entries(start, end))
+        self.hold(shown)
 
     def add_entry(
         self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None,
@@ -197,17 +197,19 @@ def _ascending(values: list[int], start: int) -> bool:
     return all(values[i] < values[i + 1] for i in range(max(start, 0), len(values) - 1))
 
 
-def _rendering(conv: Conversation, uid: int, start: int, end: int, joined: bool) -> tuple[str, int]:
-    """Stretch `uid` as sent (continuing the one before it when `joined`) and its size, cached
-    in `conv`. A joined one is measured as sent: the whole size minus the saving is exact only
-    for additive measures."""
+def _rendering(conv: Conversation, uid: int, joined: bool) -> Rendering:
+    """Stretch `uid` as sent (continuing the one before it when `joined`), its size and its
+    entries that show something, cached in `conv`. A joined one is measured as sent: the
+    whole size minus the saving is exact only for additive measures."""
     key = (uid, joined)
     found = conv.renderings.get(key)
     if found is None:
+        start, end = conv.stretch_range(uid)
+        shown = conv.shown_entries(start, end)
         if joined:
             text = render_unit(conv.pieces(start, end), after=conv.last_shown(uid - 1))
-            found = (text, conv.shape.measure(text) if text else 0)
+            found = (text, conv.shape.measure(text) if text else 0, shown)
         else:
-            found = (render_unit(conv.pieces(start, end)), conv.stretch_sizes[uid])
+            found = (render_unit(conv.pieces(start, end)), conv.stretch_sizes[uid], shown)
         conv.renderings[key] = found
     return found

@@ -27,6 +27,7 @@ from .render import (
 from .settings import Tuning
 
 Boundaries = Callable[[list[dict[str, str]]], bool]
+Rendering = tuple[str, int, Sequence[int]]  # a stretch as sent: text, size, entries shown
 
 
 @dataclass(slots=True)
@@ -89,16 +90,17 @@ class Shape:
         return min(self.cap, over * self.grain)
 
 
-@dataclass
+@dataclass(slots=True)
 class Layout:
     """How a turn is stored: per piece, whether it opens a stretch and its size."""
 
     opens: list[bool]
     cuts: list[int]
     sizes: list[int]
+    length: int  # of the turn's searchable text, which the pieces cut
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     """The open stretch as a layout walks a turn's pieces (the conversation is not touched)."""
 
@@ -145,7 +147,7 @@ class Conversation:
         self.answered: dict[str, int] = {}  # call id -> the turn holding its result
         # Each settled stretch as sent, alone (False) or continuing the one before (True):
         # a rebuild sends dozens, and only a redaction changes them.
-        self.renderings: dict[tuple[int, bool], tuple[str, int]] = {}  # text, size
+        self.renderings: dict[tuple[int, bool], Rendering] = {}
 
     def __len__(self) -> int:
         return len(self.turns)
@@ -167,7 +169,7 @@ class Conversation:
         in_long = last is not None and last.parts > 1 and not self.turns[last.turn].tools
         empty = self.open_start == len(self.entries)
         state = _Open(self.open_size, empty, self.open_calls, set(), in_long)
-        out = Layout([], list(cuts), [])
+        out = Layout([], list(cuts), [], len(text))
         parts = len(bounds) - 1
         measure = self.shape.measure
         for part in range(parts):
@@ -184,14 +186,14 @@ class Conversation:
             flag = self._closes(piece, size, state) if given is None else given
             out.opens.append(flag)
             out.sizes.append(size)
-            state.advance(piece, size, flag)
+            if part + 1 < parts:  # what the last piece leaves open is not asked
+                state.advance(piece, size, flag)
         return out
 
     def add(self, turn: Turn, layout: Layout) -> None:
         """Store `turn` as `layout` (from `layout(turn)`) says."""
         index = len(self.turns)
-        text_length = len(searchable(turn))
-        bounds = [0, *layout.cuts, text_length]
+        bounds = [0, *layout.cuts, layout.length]
         self.turns.append(turn)
         self.first_entry.append(len(self.entries))
         turn.opens = layout.opens[0]
@@ -240,14 +242,18 @@ class Conversation:
         """
         if state.empty:
             return False
-        if piece.part == 0 and any(
-            t["type"] == "tool_result" and t["id"] in state.calls for t in piece.turn.tools
+        tools = piece.turn.tools
+        if (
+            tools
+            and piece.part == 0
+            and any(t["type"] == "tool_result" and t["id"] in state.calls for t in tools)
         ):
             return False
         shape = self.shape
         if state.size + size > shape.cap:
             return True  # the cap wins over the rest: every stretch must fit twice in the budget
-        if any(c not in self.answered and c not in state.answered for c in state.calls):
+        calls = state.calls
+        if calls and any(c not in self.answered and c not in state.answered for c in calls):
             return False
         if piece.part > 0:
             return state.size >= shape.stretch_size
