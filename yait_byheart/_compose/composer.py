@@ -142,7 +142,7 @@ class Composer:
         """Keep the last context and append to it, or rebuild (rules 1-3); then hold the
         limit: rebuild, then drop the selected block, then trim to the newest entries. With
         the context, the entries sent after it (`_tail`; none once trimmed)."""
-        saved = (plan.growth, Counter(plan.counts))
+        saved = (plan.growth, dict(plan.counts))  # a plain copy: restored only on a fallback
         ctx = self._choose(plan, request, room)
         tail = self._tail(ctx)
         if ctx.size + _size(tail) <= hard:
