@@ -253,8 +253,12 @@ class Composer:
             cache_read=t.cache_read, mean_over_budget=t.mean_over_budget,
         )  # fmt: skip
 
-    def _extended(self, plan: Plan, ctx: SentContext, stretches: list[int]) -> SentContext:
-        new = ctx.copy()
+    def _extended(
+        self, plan: Plan, ctx: SentContext, stretches: list[int], *, own: bool = False
+    ) -> SentContext:
+        """`ctx` (a copy, unless it is `own`: built for this plan) with the entries said since
+        and `stretches`."""
+        new = ctx if own else ctx.copy()
         before = new.size
         new.extend(self.conv, stretches, max(plan.upto, new.upto))
         if not plan.rebuilt:  # a rebuild is counted as a reselect, not as a kept context
@@ -265,7 +269,7 @@ class Composer:
 
     def _rebuild_everything(self, plan: Plan) -> SentContext:
         plan.rebuilt = True
-        return self._extended(plan, SentContext(start=0, upto=0), [])
+        return self._extended(plan, SentContext(start=0, upto=0), [], own=True)
 
     def _rebuild(self, plan: Plan, fresh: list[int]) -> SentContext:
         plan.rebuilt = True
@@ -273,7 +277,7 @@ class Composer:
         ctx = SentContext(start=start, upto=start, block=len(fresh))
         for uid in sorted(fresh):
             ctx.add_stretch(self.conv, uid)
-        return self._extended(plan, ctx, [])
+        return self._extended(plan, ctx, [], own=True)
 
     def _live_size(self, start: int) -> int:
         """The entries from `start` on as a rebuild sends them (date lines, the round being
