@@ -18,6 +18,7 @@ from .._turns.patterns import ASKS
 from .._turns.render import (
     OMITTED_MARKER,
     TURN_JOIN,
+    Message,
     Part,
     Turn,
     assemble,
@@ -398,7 +399,7 @@ class Composer:
         return {
             "messages": messages,
             "mode": "passthrough" if passthrough else "assembled",
-            "chars": sum(_chars(p) for m in messages for p in m["parts"]),
+            "chars": _chars(messages),
             "size": sizes + (self.measure(ext_text) if ext_text else 0) + q_size,
             "reselected": plan.rebuilt,
             "selected": len(ctx.stretches),
@@ -469,8 +470,11 @@ def _item_parts(item: Item) -> list[Part]:
     return [*results, *text, *calls]  # a provider wants tool results first in their message
 
 
-def _chars(part: Part) -> int:
-    return len(part["text"]) if part["type"] == "text" else len(tool_line(part))
+def _chars(messages: list[Message]) -> int:
+    return sum(
+        len(p["text"]) if p["type"] == "text" else len(tool_line(p))
+        for m in messages for p in m["parts"]
+    )  # fmt: skip
 
 
 def _breakpoints(ctx: SentContext, where: list[int], reselected: bool, stable: int) -> list[int]:
