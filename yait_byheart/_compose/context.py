@@ -72,6 +72,7 @@ class SentContext:
         self.entries += entries
 
     def replace_items(self, items: list[Item]) -> None:
+        """Hold `items` instead of its own (its size follows)."""
         self.items = items
         self.size = sum(item.size for item in items)
 
