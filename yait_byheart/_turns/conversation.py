@@ -135,7 +135,10 @@ class Conversation:
         self.sizes: list[int] = []  # each entry's size as passthrough sends it
         self.opens: list[bool] = []  # each entry opened a stretch (what persistence replays)
         self.starts: list[int] = []
-        self.stretch_sizes: list[int] = []
+        # Each closed stretch's size as a rebuild sends it; measured in characters, those
+        # closed since the last read are measured then, as compose indexes them then: an
+        # append that closes a stretch costs no more than one that does not.
+        self._stretch_sizes: list[int] = []
         # What stretch k saves sent as the continuation of k - 1; -1 until first needed.
         self.joins: list[int] = []
         self.open_start = 0
@@ -277,7 +280,8 @@ class Conversation:
 
     def _close(self, end: int) -> None:
         self.starts.append(self.open_start)
-        self.stretch_sizes.append(self._rendered_size(self.open_start, end))
+        if self.shape.measure is not len:  # a caller's measure runs, and fails, in append
+            self._stretch_sizes.append(self._rendered_size(self.open_start, end))
         self.joins.append(-1)
         self.open_start = end
         self.open_size = 0
@@ -288,6 +292,13 @@ class Conversation:
         return self.shape.measure(render_unit(pieces)) if pieces else 0
 
     # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def stretch_sizes(self) -> list[int]:
+        sizes = self._stretch_sizes
+        for k in range(len(sizes), len(self.starts)):
+            sizes.append(self._rendered_size(*self.stretch_range(k)))
+        return sizes
 
     def piece_of(self, entry: Entry) -> Piece:
         turn = self.turns[entry.turn]
