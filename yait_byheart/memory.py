@@ -51,15 +51,23 @@ _FITS = ("budget", "chunk", "stability", "ceiling")
 MAX_KEY = 1_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Staged:
-    """A turn ready to store: its index, layout and saved record, decided without storing it."""
+    """A turn ready to store: its index and layout, decided without storing it."""
 
     index: int
     turn: Turn
     layout: Layout
-    record: dict[str, Any]
     key: str | None
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The turn as saved: built only for a journal, an append without one needs none."""
+        return _state.turn_record(self.turn, self.layout.opens, self.layout.cuts, self.key)
+
+
+def _no_check() -> None:
+    """What `append` checks once the turn is made: nothing (its text pairs with no call)."""
 
 
 def _check_key(call: str, key: object) -> str | None:
@@ -247,11 +255,12 @@ class Memory:
             TypeError: `text`, `source` or `key` is not a str.
         """
         call = "Memory.append"
-        key = _check_key(call, key)
+        if key is not None:
+            key = _check_key(call, key)
         turn = make_turn(call, role, text, kind=kind, source=source, when=when,
                          resolve=self.resolve_time, order=self.date_order)  # fmt: skip
         with self._lock:
-            return self._add(call, turn, key, lambda: None)
+            return self._add(call, turn, key, _no_check)
 
     def append_message(
         self, message: dict[str, Any], *, kind: str = SAID, source: str = "",
@@ -374,8 +383,7 @@ class Memory:
             return self._same_key(call, key, turn)
         check()
         layout = self._conv.layout(turn)
-        record = _state.turn_record(turn, layout.opens, layout.cuts, key)
-        return _Staged(len(self._conv), turn, layout, record, key)
+        return _Staged(len(self._conv), turn, layout, key)
 
     def _same_key(self, call: str, key: str, turn: Turn) -> int:
         index = self._keys[key]

@@ -7,7 +7,6 @@ leaves the Memory as it was.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from .._turns.patterns import ASKS
 from .._turns.render import (
     OMITTED_MARKER,
     TURN_JOIN,
+    Message,
     Part,
     Turn,
     assemble,
@@ -129,28 +129,33 @@ class Composer:
         ext_text, sources = self._external(request, limit - q_size - open_size)
         ext_size = self.measure(ext_text) if ext_text else 0
         room = self.budget - q_size - ext_size
-        ctx = self._next_context(plan, request, room, limit - q_size - ext_size)
-        plan.result = self._result(plan, ctx, request, ext_text, sources, q_size)
+        ctx, tail = self._next_context(plan, request, room, limit - q_size - ext_size)
+        plan.result = self._result(plan, ctx, tail, request, ext_text, sources, q_size)
         if sources:
             plan.counts["external_admitted"] += 1
         return plan
 
     # -- which context -----------------------------------------------------------------
 
-    def _next_context(self, plan: Plan, request: Request, room: int, hard: int) -> SentContext:
+    def _next_context(
+        self, plan: Plan, request: Request, room: int, hard: int
+    ) -> tuple[SentContext, list[Item]]:
         """Keep the last context and append to it, or rebuild (rules 1-3); then hold the
-        limit: rebuild, then drop the selected block, then trim to the newest entries."""
-        saved = (plan.growth, Counter(plan.counts))
+        limit: rebuild, then drop the selected block, then trim to the newest entries. With
+        the context, the entries sent after it (`_tail`; none once trimmed)."""
+        saved = (plan.growth, dict(plan.counts))  # a plain copy: restored only on a fallback
         ctx = self._choose(plan, request, room)
-        if self._full_size(ctx) <= hard:
-            return ctx
+        tail = self._tail(ctx)
+        if ctx.size + _size(tail) <= hard:
+            return ctx, tail
         for fresh in self._fallbacks(plan, request, room):
             plan.growth, plan.counts, plan.rebuilt = saved[0], Counter(saved[1]), False
             ctx = self._rebuild(plan, fresh)
-            if self._full_size(ctx) <= hard:
-                return ctx
+            tail = self._tail(ctx)
+            if ctx.size + _size(tail) <= hard:
+                return ctx, tail
         plan.growth, plan.counts = saved[0], Counter(saved[1])
-        return self._trimmed(plan, hard)
+        return self._trimmed(plan, hard), []
 
     def _fallbacks(self, plan: Plan, request: Request, room: int) -> list[list[int]]:
         if plan.rebuilt:
@@ -168,7 +173,8 @@ class Composer:
         if ctx is None or self.stability == 0:
             return self._rebuild(plan, fresh)
         t = self.ranker.tuning
-        kept = _Kept(conv, ctx)
+        first = ctx.entries_from(conv)
+        kept = {u for u in fresh if u >= first or u in ctx.stretches}
         joining = _selection.joining(
             kept, fresh, weights, stability=self.stability, shared_score=t.shared_score,
             strong_join=t.strong_join,
@@ -210,7 +216,7 @@ class Composer:
         if not ASKS.search(request.select_by):
             return []  # a statement's words are not parts of a question to answer
         conv = self.conv
-        recent = range(bisect_left(conv.starts, ctx.start), len(conv.starts))
+        recent = range(ctx.entries_from(conv), len(conv.starts))
         held = ctx.stretches.union(joining, recent)
         among = [u for u in fresh[: len(weights)] if u not in held]
         return self.ranker.uncovered(request.select_by, held, among)
@@ -248,8 +254,12 @@ class Composer:
             cache_read=t.cache_read, mean_over_budget=t.mean_over_budget,
         )  # fmt: skip
 
-    def _extended(self, plan: Plan, ctx: SentContext, stretches: list[int]) -> SentContext:
-        new = ctx.copy()
+    def _extended(
+        self, plan: Plan, ctx: SentContext, stretches: list[int], *, own: bool = False
+    ) -> SentContext:
+        """`ctx` (a copy, unless it is `own`: built for this plan) with the entries said since
+        and `stretches`."""
+        new = ctx if own else ctx.copy()
         before = new.size
         new.extend(self.conv, stretches, max(plan.upto, new.upto))
         if not plan.rebuilt:  # a rebuild is counted as a reselect, not as a kept context
@@ -260,7 +270,7 @@ class Composer:
 
     def _rebuild_everything(self, plan: Plan) -> SentContext:
         plan.rebuilt = True
-        return self._extended(plan, SentContext(start=0, upto=0), [])
+        return self._extended(plan, SentContext(start=0, upto=0), [], own=True)
 
     def _rebuild(self, plan: Plan, fresh: list[int]) -> SentContext:
         plan.rebuilt = True
@@ -268,7 +278,7 @@ class Composer:
         ctx = SentContext(start=start, upto=start, block=len(fresh))
         for uid in sorted(fresh):
             ctx.add_stretch(self.conv, uid)
-        return self._extended(plan, ctx, [])
+        return self._extended(plan, ctx, [], own=True)
 
     def _live_size(self, start: int) -> int:
         """The entries from `start` on as a rebuild sends them (date lines, the round being
@@ -301,9 +311,6 @@ class Composer:
             probe.add_entry(self.conv, i, end, whole=True)
         return probe.items[len(before) :]
 
-    def _full_size(self, ctx: SentContext) -> int:
-        return ctx.size + sum(item.size for item in self._tail(ctx))
-
     def _trimmed(self, plan: Plan, hard: int) -> SentContext:
         """The newest entries that fit `hard`, after a note of what was left out: the newest
         tool round native (when it fits alone), older entries as text."""
@@ -314,8 +321,8 @@ class Composer:
         room = hard - marker.size
         round_start, native = self._native_round(plan.live, marker, room)
         if native:
-            room -= sum(item.size for item in native.items[1:]) + self.measure(TURN_JOIN)
-            ctx.entries |= native.entries
+            room -= _size(native.items[1:]) + self.measure(TURN_JOIN)
+            ctx.hold(native.entries)
         kept: list[Item] = []
         for i in range(round_start - 1, plan.live - 1, -1):
             probe = SentContext(start=i, upto=i, items=[marker])
@@ -327,9 +334,9 @@ class Composer:
                 break
             room -= item.size
             kept.append(item)
-            ctx.entries |= probe.entries
+            ctx.hold(probe.entries)
         rest = native.items[1:] if native else []
-        ctx.items = [marker, *reversed(kept), *rest] if marker.size <= hard else []
+        ctx.replace_items([marker, *reversed(kept), *rest] if marker.size <= hard else [])
         plan.counts["trimmed"] += 1
         plan.rebuilt = True
         return ctx
@@ -349,7 +356,7 @@ class Composer:
         probe = SentContext(start=start, upto=start, items=[marker])
         for i in range(start, end):
             probe.add_entry(conv, i, end, whole=True)
-        size = sum(item.size for item in probe.items[1:])
+        size = _size(probe.items[1:])
         if size + self.measure(TURN_JOIN) > room or not probe.native_calls:
             return end, None
         return start, probe
@@ -371,11 +378,10 @@ class Composer:
         )  # fmt: skip
 
     def _result(
-        self, plan: Plan, ctx: SentContext, request: Request, ext_text: str, sources: list[str],
-        q_size: int,
+        self, plan: Plan, ctx: SentContext, tail: list[Item], request: Request, ext_text: str,
+        sources: list[str], q_size: int,
     ) -> Result:  # fmt: skip
         trimmed = plan.counts["trimmed"] > 0
-        tail = [] if trimmed else self._tail(ctx)
         pieces, where = self._pieces(ctx.items, ext_text, tail, request.query)
         messages, at = assemble(pieces)
         where = [at[p] for p in where]
@@ -389,11 +395,11 @@ class Composer:
         passthrough = ctx.start == 0 and not ctx.stretches and not trimmed
         plan.counts["passthrough" if passthrough else "assembled"] += 1
         included, partial = _included(self.conv, ctx, tail)
-        sizes = ctx.size + sum(item.size for item in tail)
+        sizes = ctx.size + _size(tail)
         return {
             "messages": messages,
             "mode": "passthrough" if passthrough else "assembled",
-            "chars": sum(_chars(p) for m in messages for p in m["parts"]),
+            "chars": _chars(messages),
             "size": sizes + (self.measure(ext_text) if ext_text else 0) + q_size,
             "reselected": plan.rebuilt,
             "selected": len(ctx.stretches),
@@ -413,14 +419,17 @@ class Composer:
         entries after the context), the query; and where each context item went."""
         pieces: list[tuple[str, list[Part]]] = []
         where: list[int] = []
+        # Texts joined into one message, concatenated once: a rebuilt block joins dozens.
+        joins: dict[int, list[str]] = {}
         for item in items:
             if item.joined and pieces:
-                parts = pieces[-1][1]
-                parts[0] = text_part(parts[0]["text"] + item.text)
+                at = len(pieces) - 1
+                joins.setdefault(at, [pieces[at][1][0]["text"]]).append(item.text)
             else:
-                parts = _item_parts(item)
-                pieces.append((item.role, parts))
+                pieces.append((item.role, _item_parts(item)))
             where.append(len(pieces) - 1)
+        for at, texts in joins.items():
+            pieces[at][1][0] = text_part("".join(texts))
         if ext_text:
             pieces.append(("user", [text_part(ext_text)]))
         pieces += [(item.role, _item_parts(item)) for item in tail]
@@ -429,19 +438,13 @@ class Composer:
         return pieces, where
 
 
+def _size(items: list[Item]) -> int:
+    return sum(item.size for item in items)
+
+
 def _asks(turn: Turn) -> bool:
     """Whether `turn` is a user's request (words, not only tool results)."""
     return turn.role == "user" and bool(turn.shown.strip())
-
-
-class _Kept:
-    """The stretches a kept context holds, as stretches or as entries (for `joining`)."""
-
-    def __init__(self, conv: Conversation, ctx: SentContext) -> None:
-        self.conv, self.ctx = conv, ctx
-
-    def __contains__(self, uid: object) -> bool:
-        return isinstance(uid, int) and self.ctx.holds(self.conv, uid)
 
 
 def _included(
@@ -458,14 +461,20 @@ def _included(
 
 
 def _item_parts(item: Item) -> list[Part]:
-    results = [p for p in item.tools if p["type"] == "tool_result"]
-    calls = [p for p in item.tools if p["type"] == "tool_call"]
+    if not item.tools:
+        return [text_part(item.text)] if item.text else []
+    # Copies: a turn's own parts must not change with what a caller does to a result.
+    results = [dict(p) for p in item.tools if p["type"] == "tool_result"]
+    calls = [dict(p) for p in item.tools if p["type"] == "tool_call"]
     text = [text_part(item.text)] if item.text else []
     return [*results, *text, *calls]  # a provider wants tool results first in their message
 
 
-def _chars(part: Part) -> int:
-    return len(part["text"]) if part["type"] == "text" else len(tool_line(part))
+def _chars(messages: list[Message]) -> int:
+    return sum(
+        len(p["text"]) if p["type"] == "text" else len(tool_line(p))
+        for m in messages for p in m["parts"]
+    )  # fmt: skip
 
 
 def _breakpoints(ctx: SentContext, where: list[int], reselected: bool, stable: int) -> list[int]:

@@ -10,10 +10,11 @@ ever sees an orphan; everywhere else tool activity is text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .._turns.conversation import Conversation
+from .._turns.conversation import Conversation, Rendering
 from .._turns.render import (
     TURN_JOIN,
     Part,
@@ -46,40 +47,53 @@ class SentContext:
     block: int = 0  # items chosen at the rebuild; the rest were appended after
     items: list[Item] = field(default_factory=list)
     stretches: set[int] = field(default_factory=set)
-    entries: set[int] = field(default_factory=set)  # entries it holds that show something
+    # The entries it holds that show something, ascending while `ordered`: entries come
+    # after the ones held, a joined stretch's before them (then they are sorted once).
+    entries: list[int] = field(default_factory=list)
     native_calls: set[str] = field(default_factory=set)
     sent_items: int = 0  # items the previous call sent (its cache breakpoint)
-
-    @property
-    def size(self) -> int:
-        return sum(item.size for item in self.items)
+    # What the items added by `add_stretch` and `add_entry` measure, kept as they come:
+    # every compose asks it several times.
+    size: int = 0
+    ordered: bool = True
 
     def copy(self) -> SentContext:
         """A copy to extend, so a failed call leaves the kept one as it was."""
         return SentContext(
             self.start, self.upto, self.block, list(self.items), set(self.stretches),
-            set(self.entries), set(self.native_calls), self.sent_items,
+            list(self.entries), set(self.native_calls), self.sent_items, self.size,
+            self.ordered,
         )  # fmt: skip
 
-    def holds(self, conv: Conversation, uid: int) -> bool:
-        """Whether stretch `uid` is in it, as a stretch or as entries."""
-        return uid in self.stretches or conv.starts[uid] >= self.start
+    def hold(self, entries: Sequence[int]) -> None:
+        """Count `entries` (ascending) among those it holds."""
+        if entries and self.entries and entries[0] <= self.entries[-1]:
+            self.ordered = False
+        self.entries += entries
+
+    def replace_items(self, items: list[Item]) -> None:
+        """Hold `items` instead of its own (its size follows)."""
+        self.items = items
+        self.size = sum(item.size for item in items)
+
+    def entries_from(self, conv: Conversation) -> int:
+        """The first stretch it holds as entries: it holds those from there on, and before
+        them `stretches`."""
+        return bisect_left(conv.starts, self.start)
 
     def add_stretch(self, conv: Conversation, uid: int) -> None:
-        start, end = conv.stretch_range(uid)
         last = self.items[-1] if self.items else None
         # Adjacent stretches of the rebuilt block share one message; only inside the block,
         # which never changes once sent, so no sent message ever grows.
         joined = (
-            last is not None and len(self.items) < self.block
-            and (last.kind, last.ref) == (STRETCH, uid - 1)
-            and conv.last_shown(uid - 1) is not None
+            last is not None and len(self.items) < self.block and last.ref == uid - 1
+            and last.kind == STRETCH and bool(_rendering(conv, uid - 1, last.joined)[2])
         )  # fmt: skip
-        text, size = _rendering(conv, uid, start, end, joined)
+        text, size, shown = _rendering(conv, uid, joined)
         self.items.append(Item(STRETCH, uid, "user", text, size, joined=joined))
+        self.size += size
         self.stretches.add(uid)
-        turns, entries = conv.turns, conv.entries
-        self.entries.update(i for i in range(start, end) if not turns[entries[i].turn].silent)
+        self.hold(shown)
 
     def add_entry(
         self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None,
@@ -119,7 +133,8 @@ class SentContext:
             size += measure(TURN_JOIN)  # assemble joins the two messages
         role = "user" if named else turn.role
         self.items.append(Item(ENTRY, i, role, text, size, native))
-        self.entries.update(held)
+        self.size += size
+        self.hold(held)
 
     def _native_tools(
         self, conv: Conversation, i: int, limit: int, replay: set[str] | None, whole: bool
@@ -163,9 +178,13 @@ class SentContext:
     ) -> tuple[list[int], list[int]]:
         """The turns it holds (any entry), with entries `more`, and those of them it holds
         only in part."""
-        sent = self.entries.union(more)
+        if not self.ordered:
+            self.entries, self.ordered = sorted(set(self.entries)), True
+        sent = self.entries + list(more)
+        if len(sent) > len(self.entries) and not _ascending(sent, len(self.entries) - 1):
+            sent = sorted(set(sent))
         if len(conv.entries) == len(conv.turns):  # no turn was cut: entry i is turn i
-            return sorted(sent), []
+            return sent, []
         held: dict[int, int] = {}
         for i in sent:
             t = conv.entries[i].turn
@@ -174,17 +193,24 @@ class SentContext:
         return sorted(held), sorted(partial)
 
 
-def _rendering(conv: Conversation, uid: int, start: int, end: int, joined: bool) -> tuple[str, int]:
-    """Stretch `uid` as sent (continuing the one before it when `joined`) and its size, cached
-    in `conv`. A joined one is measured as sent: the whole size minus the saving is exact only
-    for additive measures."""
+def _ascending(values: list[int], start: int) -> bool:
+    """Whether `values` rise strictly from position `start` on."""
+    return all(values[i] < values[i + 1] for i in range(max(start, 0), len(values) - 1))
+
+
+def _rendering(conv: Conversation, uid: int, joined: bool) -> Rendering:
+    """Stretch `uid` as sent (continuing the one before it when `joined`), its size and its
+    entries that show something, cached in `conv`. A joined one is measured as sent: the
+    whole size minus the saving is exact only for additive measures."""
     key = (uid, joined)
     found = conv.renderings.get(key)
     if found is None:
+        start, end = conv.stretch_range(uid)
+        shown = conv.shown_entries(start, end)
         if joined:
             text = render_unit(conv.pieces(start, end), after=conv.last_shown(uid - 1))
-            found = (text, conv.shape.measure(text) if text else 0)
+            found = (text, conv.shape.measure(text) if text else 0, shown)
         else:
-            found = (render_unit(conv.pieces(start, end)), conv.stretch_sizes[uid])
+            found = (render_unit(conv.pieces(start, end)), conv.stretch_sizes[uid], shown)
         conv.renderings[key] = found
     return found

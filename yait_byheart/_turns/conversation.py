@@ -14,10 +14,20 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .pieces import cut
-from .render import MEMORY_MARKER, Piece, Turn, render_ordinary, render_unit, searchable, when_line
+from .render import (
+    MEMORY_MARKER,
+    Piece,
+    Turn,
+    ordinary_most,
+    render_ordinary,
+    render_unit,
+    searchable,
+    when_line,
+)
 from .settings import Tuning
 
 Boundaries = Callable[[list[dict[str, str]]], bool]
+Rendering = tuple[str, int, Sequence[int]]  # a stretch as sent: text, size, entries shown
 
 
 @dataclass(slots=True)
@@ -80,16 +90,17 @@ class Shape:
         return min(self.cap, over * self.grain)
 
 
-@dataclass
+@dataclass(slots=True)
 class Layout:
     """How a turn is stored: per piece, whether it opens a stretch and its size."""
 
     opens: list[bool]
     cuts: list[int]
     sizes: list[int]
+    length: int  # of the turn's searchable text, which the pieces cut
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     """The open stretch as a layout walks a turn's pieces (the conversation is not touched)."""
 
@@ -124,18 +135,22 @@ class Conversation:
         self.sizes: list[int] = []  # each entry's size as passthrough sends it
         self.opens: list[bool] = []  # each entry opened a stretch (what persistence replays)
         self.starts: list[int] = []
-        self.stretch_sizes: list[int] = []
+        # Each closed stretch's size as a rebuild sends it; measured in characters, those
+        # closed since the last read are measured then, as compose indexes them then: an
+        # append that closes a stretch costs no more than one that does not.
+        self._stretch_sizes: list[int] = []
         # What stretch k saves sent as the continuation of k - 1; -1 until first needed.
         self.joins: list[int] = []
         self.open_start = 0
         self.open_size = 0
         self.total_size = 0
+        self.silent_entries = 0  # entries of silent turns: while none, every entry shows
         self.open_calls: dict[str, int] = {}  # call id -> entry, for calls in the open stretch
         self.calls: dict[str, int] = {}  # every call id -> its turn
         self.answered: dict[str, int] = {}  # call id -> the turn holding its result
         # Each settled stretch as sent, alone (False) or continuing the one before (True):
         # a rebuild sends dozens, and only a redaction changes them.
-        self.renderings: dict[tuple[int, bool], tuple[str, int]] = {}  # text, size
+        self.renderings: dict[tuple[int, bool], Rendering] = {}
 
     def __len__(self) -> int:
         return len(self.turns)
@@ -153,38 +168,41 @@ class Conversation:
             cuts = [] if turn.silent else self._cuts(turn, text)
         bounds = [0, *cuts, len(text)]
         last = self.entries[-1] if self.entries else None
+        previous = self.turns[last.turn] if last is not None else None
         in_long = last is not None and last.parts > 1 and not self.turns[last.turn].tools
         empty = self.open_start == len(self.entries)
         state = _Open(self.open_size, empty, self.open_calls, set(), in_long)
-        previous = self.turns[self.entries[-1].turn] if self.entries else None
-        out = Layout([], list(cuts), [])
+        out = Layout([], list(cuts), [], len(text))
         parts = len(bounds) - 1
+        measure = self.shape.measure
         for part in range(parts):
             piece = Piece(turn, text, part, parts) if parts == 1 else Piece(
                 turn, text[bounds[part] : bounds[part + 1]], part, parts
             )  # fmt: skip
             with_when = part == 0 and (previous is None or turn.when != previous.when)
-            named = part == 0 and not self.entries and turn.role == "assistant"
+            named = part == 0 and last is None and turn.role == "assistant"
             rendered = (
                 "" if turn.silent else render_ordinary(piece, with_when=with_when, named=named)
             )
-            size = self.shape.measure(rendered)
+            size = measure(rendered)
             given = opens[part] if opens is not None and part < len(opens) else None
             flag = self._closes(piece, size, state) if given is None else given
             out.opens.append(flag)
             out.sizes.append(size)
-            state.advance(piece, size, flag)
+            if part + 1 < parts:  # what the last piece leaves open is not asked
+                state.advance(piece, size, flag)
         return out
 
     def add(self, turn: Turn, layout: Layout) -> None:
         """Store `turn` as `layout` (from `layout(turn)`) says."""
         index = len(self.turns)
-        text_length = len(searchable(turn))
-        bounds = [0, *layout.cuts, text_length]
+        bounds = [0, *layout.cuts, layout.length]
         self.turns.append(turn)
         self.first_entry.append(len(self.entries))
         turn.opens = layout.opens[0]
         parts = len(bounds) - 1
+        if turn.silent:
+            self.silent_entries += parts
         for part in range(parts):
             i = len(self.entries)
             if layout.opens[part] and self.open_start < i:
@@ -205,9 +223,12 @@ class Conversation:
     def _cuts(self, turn: Turn, text: str) -> list[int]:
         """Where a turn too long for one stretch is cut (offsets into its text), or none."""
         shape = self.shape
-        whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
         # A tool round is cut only past the cap: an agent's open round must stay native.
-        if shape.measure(whole) <= (shape.cap if turn.tools else shape.cut_at):
+        limit = shape.cap if turn.tools else shape.cut_at
+        if shape.measure is len and ordinary_most(turn, len(text)) <= limit:
+            return []  # too short to reach it, whatever its rendering adds
+        whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
+        if shape.measure(whole) <= limit:
             return []
         bodies = cut(text, shape.piece_size, shape.measure)
         offsets, at = [], 0
@@ -224,14 +245,18 @@ class Conversation:
         """
         if state.empty:
             return False
-        if piece.part == 0 and any(
-            t["type"] == "tool_result" and t["id"] in state.calls for t in piece.turn.tools
+        tools = piece.turn.tools
+        if (
+            tools
+            and piece.part == 0
+            and any(t["type"] == "tool_result" and t["id"] in state.calls for t in tools)
         ):
             return False
         shape = self.shape
         if state.size + size > shape.cap:
             return True  # the cap wins over the rest: every stretch must fit twice in the budget
-        if any(c not in self.answered and c not in state.answered for c in state.calls):
+        calls = state.calls
+        if calls and any(c not in self.answered and c not in state.answered for c in calls):
             return False
         if piece.part > 0:
             return state.size >= shape.stretch_size
@@ -255,7 +280,8 @@ class Conversation:
 
     def _close(self, end: int) -> None:
         self.starts.append(self.open_start)
-        self.stretch_sizes.append(self._rendered_size(self.open_start, end))
+        if self.shape.measure is not len:  # a caller's measure runs, and fails, in append
+            self._stretch_sizes.append(self._rendered_size(self.open_start, end))
         self.joins.append(-1)
         self.open_start = end
         self.open_size = 0
@@ -266,6 +292,13 @@ class Conversation:
         return self.shape.measure(render_unit(pieces)) if pieces else 0
 
     # -- reading ---------------------------------------------------------------------------
+
+    @property
+    def stretch_sizes(self) -> list[int]:
+        sizes = self._stretch_sizes
+        for k in range(len(sizes), len(self.starts)):
+            sizes.append(self._rendered_size(*self.stretch_range(k)))
+        return sizes
 
     def piece_of(self, entry: Entry) -> Piece:
         turn = self.turns[entry.turn]
@@ -287,6 +320,13 @@ class Conversation:
     def stretch_of(self, i: int) -> int:
         """The stretch holding entry `i` (len(starts) for the open one)."""
         return bisect_right(self.starts, i) - 1 if i < self.open_start else len(self.starts)
+
+    def shown_entries(self, start: int, end: int) -> Sequence[int]:
+        """The entries from `start` to `end` that show something (are not silent)."""
+        if not self.silent_entries:
+            return range(start, end)
+        turns, entries = self.turns, self.entries
+        return [i for i in range(start, end) if not turns[entries[i].turn].silent]
 
     def stretch_bodies(self, k: int) -> list[str]:
         """What stretch `k` is indexed by: its shown entries' text, one string each."""
@@ -367,6 +407,8 @@ class Conversation:
         """Replace turn `index` by its redacted form; sizes and stretch sizes follow."""
         first = self.first_entry[index]
         self._forget_tools(index)
+        if not self.turns[index].silent:
+            self.silent_entries += self.entries[first].parts
         self.turns[index] = new
         for i in range(first, first + self.entries[first].parts):
             self.total_size -= self.sizes[i]

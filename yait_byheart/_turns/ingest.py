@@ -21,12 +21,12 @@ def check_date_order(call: str, order: object) -> str | None:
 
 def when_label(call: str, when: object) -> str:
     """How a turn's date is shown: a date as '8 May 2023', a string as given."""
+    if isinstance(when, str):
+        return when.strip()
     if isinstance(when, datetime):
         return f"{format_day(when.date())} {when:%H:%M}"
     if isinstance(when, date):
         return format_day(when)
-    if isinstance(when, str):
-        return when.strip()
     raise TypeError(f"{call}: when must be a str, date or datetime, got {type(when).__name__}")
 
 
@@ -57,5 +57,5 @@ def make_turn(
                 "whose day and month could swap (05/08/2023) needs Memory(date_order='dmy' or "
                 "'mdy'); or build the Memory with resolve_time=False to keep free-form labels"
             )
-        shown = resolve_time(text, anchor) if text.strip() else text
+        shown = text if text.isspace() else resolve_time(text, anchor)
     return Turn(role, text, shown, kind, source, label, tools=tools, item=item)

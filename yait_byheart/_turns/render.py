@@ -65,7 +65,7 @@ class Turn:
         self.silent = self.redacted or (not self.tools and (not self.shown or self.shown.isspace()))
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Piece:
     """What one entry of the conversation shows: a whole turn, or part `part` of `parts`."""
 
@@ -122,7 +122,16 @@ def render_ordinary(piece: Piece, *, with_when: bool, named: bool, body: str | N
     text = piece.body if body is None else body
     named = named or text.startswith(MEMORY_MARKER)
     head = when_line(turn.when) if with_when else ""
-    return f"{head}{_kind_line(turn)}{turn.role + ': ' if named else ''}{piece.label}{text}"
+    kind = "" if turn.kind == SAID else _kind_line(turn)
+    label = "" if piece.parts == 1 else piece.label
+    return f"{head}{kind}{turn.role + ': ' if named else ''}{label}{text}"
+
+
+def ordinary_most(turn: Turn, length: int) -> int:
+    """At most how many characters `render_ordinary` makes of `turn` whole, its text `length`
+    characters long (date line and speaker's name included): a caller that measures in
+    characters need not render a turn that cannot reach a size."""
+    return length + len(turn.when) + len(turn.kind) + len(turn.source) + len(turn.role) + 10
 
 
 def render_unit(pieces: Sequence[Piece], *, after: Piece | None = None) -> str:
@@ -163,7 +172,8 @@ def assemble(pieces: Sequence[tuple[str, list[Part]]]) -> tuple[list[Message], l
     """Join (role, parts) pieces into sendable messages; also say which message holds each piece.
 
     Consecutive assistant pieces are joined (their texts with a blank line): never two assistant
-    messages in a row. Callers make sure the first piece is a user piece.
+    messages in a row. Callers make sure the first piece is a user piece, and pass parts of
+    their own: the messages take them as they are (a compose's parts are new each call).
     """
     messages: list[Message] = []
     where: list[int] = []
@@ -171,7 +181,7 @@ def assemble(pieces: Sequence[tuple[str, list[Part]]]) -> tuple[list[Message], l
         if role == "assistant" and messages and messages[-1]["role"] == "assistant":
             _join_parts(messages[-1]["parts"], parts)
         else:
-            messages.append({"role": role, "parts": [dict(p) for p in parts]})
+            messages.append({"role": role, "parts": parts})
         where.append(len(messages) - 1)
     return messages, where
 
@@ -182,4 +192,4 @@ def _join_parts(into: list[Part], parts: list[Part]) -> None:
         if part["type"] == "text" and last is not None and last["type"] == "text":
             last["text"] = last["text"] + TURN_JOIN + part["text"]
         else:
-            into.append(dict(part))
+            into.append(part)
