@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from datetime import date, datetime
 from email.utils import parsedate_to_datetime
 
@@ -468,7 +469,7 @@ def _placed(
 
 def _all_inserts(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
     """English phrases, then other languages and the newer English ones, one per position."""
-    found = _find(text, lowered, anchor) if _may_contain_phrase(lowered) else []
+    found = _find(text, lowered, anchor)  # cheap without an anchor word: no pre-check
     more = intl.find(text, lowered, anchor)
     if more:
         taken = {pos for pos, _ in found}
@@ -476,9 +477,39 @@ def _all_inserts(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]
     return found
 
 
+def phrase_matches(lowered: str) -> Iterator[re.Match[str]]:
+    """What ``R.PHRASE.finditer(lowered)`` yields, searching only near an anchor word.
+
+    Each match starts at most ``ANCHOR_REACH`` before an anchor, so the windows before the
+    anchors hold every match start; a search stopped ``ANCHOR_TAIL`` past an anchor still
+    sees a whole match and its look-ahead, and look-behinds read before the search start.
+    """
+    hits = []
+    for key in R.ANCHORS:
+        at = lowered.find(key)
+        while at >= 0:
+            hits.append(at)
+            at = lowered.find(key, at + 1)
+    hits.sort()
+    size, reach, done, i = len(lowered), R.ANCHOR_REACH, 0, 0
+    while i < len(hits):
+        lo, hi = max(done, hits[i] - reach), hits[i]
+        i += 1
+        while i < len(hits) and hits[i] - reach <= hi:  # overlapping windows: one search
+            hi = hits[i]
+            i += 1
+        end = min(size, hi + R.ANCHOR_TAIL)
+        while lo <= hi:
+            m = R.PHRASE.search(lowered, lo, end)
+            if m is None or m.start() > hi:
+                break
+            yield m
+            lo = done = m.end()
+
+
 def _find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
-    for m in R.PHRASE.finditer(lowered):
+    for m in phrase_matches(lowered):
         try:
             note = _annotation(m, text, lowered, anchor)
         except (OverflowError, ValueError):
