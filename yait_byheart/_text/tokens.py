@@ -45,6 +45,8 @@ _ASCII_FOLD = bytes(
 )
 
 Cache = dict[str | bytes, str]
+# Below this every character is of the Latin script (`words.script_of`).
+_NOT_LATIN = "\u0250"
 
 
 def check_language(language: object, call: str) -> str | None:
@@ -165,6 +167,8 @@ class Tokenizer:
 
     def _read_words(self, found: list[str], latin_as: str) -> list[str]:
         """Terms of words of any scripts, each script read in its language."""
+        if found and max(found) < _NOT_LATIN:  # the largest first letter is Latin: all are
+            return self._read(self._language("latin", found, latin_as), found)
         scripts = [_words.script_of(w) for w in found]
         kinds = set(scripts)
         if len(kinds) <= 1:

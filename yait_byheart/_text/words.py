@@ -19,6 +19,7 @@ from bisect import bisect_right
 
 from .words_re import (
     ANY_CLUSTERED,
+    ANY_IGNORED,
     ANY_NO_SPACE,
     CLUSTER,
     IGNORED,
@@ -35,7 +36,9 @@ def fold(text: str) -> str:
     """`text` in NFKC, case-folded, with invisible characters (joiners, marks of direction,
     variation selectors, soft hyphens, tatweel) removed."""
     # Invisible characters go first, so that a mark they separated composes with its letter.
-    folded = unicodedata.normalize("NFKC", text.translate(IGNORED)).casefold()
+    if ANY_IGNORED.search(text) is not None:
+        text = text.translate(IGNORED)
+    folded = unicodedata.normalize("NFKC", text).casefold()
     # Case folding writes Turkish "İ" as "i" plus a combining dot that "i" already has.
     return folded.replace("i\u0307", "i") if "\u0307" in folded else folded
 

@@ -101,6 +101,22 @@ IGNORED = dict.fromkeys(
     ]
 )  # fmt: skip
 
+
+def _char_class(codes: list[int]) -> str:
+    """A character class of `codes` (sorted), runs written as ranges: a class of many single
+    characters is checked one by one."""
+    runs: list[list[int]] = []
+    for c in codes:
+        if runs and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return "[" + "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in runs) + "]"
+
+
+# Searched first: most text holds none of them, and translating with a dict is slow.
+ANY_IGNORED = re.compile(_char_class(sorted(IGNORED)))
+
 # Where each script starts, by code point (sorted): a word is read by the script of its first
 # character. Unicode blocks: Latin (Basic Latin to IPA, Latin Extended Additional), Greek and
 # Coptic, Greek Extended, Cyrillic and its Supplement, Arabic (with Supplement, Extended-A).
