@@ -467,10 +467,13 @@ def _placed(
     return placed
 
 
-def _all_inserts(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
-    """English phrases, then other languages and the newer English ones, one per position."""
+def _all_inserts(
+    text: str, lowered: str, anchor: date, words: set[str] | None = None
+) -> list[tuple[int, str]]:
+    """English phrases, then other languages and the newer English ones, one per position
+    (`words`: `intl.word_set(lowered)`, if the caller has it)."""
     found = _find(text, lowered, anchor)  # cheap without an anchor word: no pre-check
-    more = intl.find(text, lowered, anchor)
+    more = intl.find(text, lowered, anchor, words)
     if more:
         taken = {pos for pos, _ in found}
         found = sorted(found + [(p, n) for p, n in dict(more).items() if p not in taken])
@@ -559,12 +562,13 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
         return text
     plain, notes = _set_aside_notes(text)
     lowered = _ascii_lower(plain)
-    if not _may_contain_phrase(lowered) and not intl.may_apply(plain, lowered):
+    words = intl.word_set(lowered)  # read once for the pre-check and the languages
+    if not _may_contain_phrase(lowered) and not intl.may_apply(plain, lowered, words):
         return text  # the common case: no date word at all
     anchor = parse_when(when, order)
     if anchor is None:
         return text
-    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor))
+    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor, words))
     if not inserts:
         return text
     pieces: list[str] = []
