@@ -111,7 +111,12 @@ class Tokenizer:
 
     def counts_of(self, texts: Sequence[str]) -> dict[str, int]:
         """Term counts of several texts together, each read in its own language."""
-        counts = Counter(chain.from_iterable(map(self._terms, texts)))  # one count, in C
+        if len(texts) <= 1:  # most stretches: one text by each speaker, or none
+            if not texts:
+                return {}
+            counts = Counter(self._terms(texts[0]))
+        else:
+            counts = Counter(chain.from_iterable(map(self._terms, texts)))  # one count, in C
         counts.pop("", None)
         return dict(counts)
 
