@@ -160,14 +160,21 @@ class Tokenizer:
         read in `latin_as` when given (else the forced or detected language)."""
         latin_as = self._latin or latin_as
         if text.isascii():
-            ascii_words = text.encode().translate(_ASCII_FOLD).split()
-            return self._read(latin_as or latin_ascii(ascii_words), ascii_words)
+            return self._read_ascii(text.encode(), latin_as)
         folded = _words.fold(text)
         if not _words.has_no_space_script(folded):
+            if _words.ascii_words_only(folded):  # curly quotes or emoji in English text
+                # The other characters become "?", a separator as they are to the pattern.
+                return self._read_ascii(folded.encode("ascii", "replace"), latin_as)
             return self._read_words(_words.words(folded), latin_as)
         pieces = _words.split(folded)
         terms = iter(self._read_words([w for w, gram in pieces if not gram], latin_as))
         return [w if gram else next(terms) for w, gram in pieces]
+
+    def _read_ascii(self, data: bytes, latin_as: str) -> list[str]:
+        """Terms of ASCII text, split in C (see `_ASCII_FOLD`)."""
+        ascii_words = data.translate(_ASCII_FOLD).split()
+        return self._read(latin_as or latin_ascii(ascii_words), ascii_words)
 
     def _read_words(self, found: list[str], latin_as: str) -> list[str]:
         """Terms of words of any scripts, each script read in its language."""

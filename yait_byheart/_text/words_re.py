@@ -82,6 +82,9 @@ CLUSTERED = r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\ua9e0-\ua9ff\
 # character to `\w` but not to a reader).
 WORD = re.compile(rf"[^\W_](?:[^\W_]|[{MARKS}])*")
 ANY_NO_SPACE = re.compile(rf"[{NO_SPACE}]")
+# A word character beyond ASCII, and a combining mark: text with neither has ASCII words only.
+NON_ASCII_WORD = re.compile(r"[^\x00-\x7f\W]")
+ANY_MARK = re.compile(rf"[{MARKS}]")
 # Text holding a script without spaces: each match is a run of such script (group 1) or a
 # word of any other script (group 2).
 RUN_OR_WORD = re.compile(
