@@ -145,6 +145,52 @@ def test_a_dumped_index_loads_back_with_the_same_scores(
     assert loaded.rarest(query, 2) == index.rarest(query, 2)
 
 
+@given(
+    st.lists(st.lists(words, min_size=1, max_size=8), min_size=1, max_size=12),
+    st.lists(
+        st.tuples(st.sampled_from(["query", "add", "remove", "holding"]),
+                  st.lists(words, min_size=1, max_size=4)),
+        max_size=12,
+    ),
+)  # fmt: skip
+def test_a_loaded_index_unpacked_term_by_term_acts_as_the_one_dumped(
+    docs: list[list[str]], ops: list[tuple[str, list[str]]]
+) -> None:
+    """A loaded index builds each term's postings on first use: whatever is used first, it
+    answers, changes and dumps as an index that held them all."""
+    original = Index()
+    for i, doc in enumerate(docs):
+        original.add(i, Counter(doc))
+    data = original.dump()
+    loaded, eager = Index.load(data), Index.load(data)
+    eager.holding("")  # no such term: builds nothing, but checks the call
+    eager._unpack(list(eager._packed))
+    held = {i: Counter(doc) for i, doc in enumerate(docs)}
+    next_id = len(docs)
+    for kind, terms in ops:
+        if kind == "add":
+            held[next_id] = Counter(terms)
+            for index in (loaded, eager):
+                index.add(next_id, held[next_id])
+            next_id += 1
+        elif kind == "remove" and held:
+            doc = min(held)
+            for index in (loaded, eager):
+                index.remove(doc, held[doc])
+            del held[doc]
+        assert loaded.rarest(terms, 2) == eager.rarest(terms, 2)
+        assert [loaded.document_frequency(t) for t in terms] == [
+            eager.document_frequency(t) for t in terms
+        ]
+        if kind == "query" and len(eager):
+            assert loaded.head(terms, 3)[0] == eager.head(terms, 3)[0]
+            assert loaded.scores(terms) == eager.scores(terms)
+            assert loaded.exact(list(held), terms) == eager.exact(list(held), terms)
+        elif kind == "holding":
+            assert dict(loaded.holding(terms[0])) == dict(eager.holding(terms[0]))
+    assert loaded.dump() == eager.dump()
+
+
 def test_damaged_index_bytes_are_refused() -> None:
     index = Index()
     index.add(0, {"oven": 2, "deck": 1})

@@ -17,6 +17,7 @@ from yait_byheart._dates.resolve import (
     _ascii_lower,
     _may_contain_phrase,
     format_day,
+    phrase_matches,
     resolve_time,
 )
 
@@ -127,6 +128,20 @@ def test_precheck_is_a_necessary_condition(text: str) -> None:
     # nearly always hides a missing one.
     for m in R.PHRASE.finditer(_ascii_lower(text)):
         assert _may_contain_phrase(m[0]), m[0]
+
+
+@given(ANY_TEXT | SOUP, st.integers(0, 200))
+def test_anchored_search_finds_what_a_whole_scan_finds(text: str, pad: int) -> None:
+    # Padding moves the phrases far from each other and from the text's ends, where the
+    # windows around anchors start and stop.
+    for padded in (text, "x " * pad + text + " y" * pad, text.replace(" ", " " + "z " * pad)):
+        lowered = _ascii_lower(padded)
+        whole = [(m.span(), m.groupdict()) for m in R.PHRASE.finditer(lowered)]
+        assert [(m.span(), m.groupdict()) for m in phrase_matches(lowered)] == whole
+        for m in R.PHRASE.finditer(lowered):
+            start = m.start()
+            assert any(0 <= m[0].find(a) < R.ANCHOR_REACH for a in R.ANCHORS), m[0]
+            assert m.end() + 2 <= start + R.ANCHOR_TAIL
 
 
 def test_precheck_and_idempotence_on_every_head_unit_tail_phrase() -> None:

@@ -105,7 +105,8 @@ _KEY_STANDINS: dict[str, frozenset[str]] = {
 }  # fmt: skip
 _LATIN_KEYS = tuple((lang, _lang_keywords(lang)) for lang in _LATIN)
 _EN_KEYS = _keywords([*en.HOLIDAYS, *en.SEASONS, "fortnight", "weekend", "week-end"])
-_EN_PAIRS = re.compile(r"before[ \t\u00a0]{1,3}last|after[ \t\u00a0]{1,3}next")
+# Apart, each begins with a literal word that the search finds in C.
+_EN_PAIRS = (re.compile(r"before[ \t\u00a0]{1,3}last"), re.compile(r"after[ \t\u00a0]{1,3}next"))
 _ALL_KEYS = _EN_KEYS.union(*(keys for _, keys in _LATIN_KEYS))
 
 
@@ -116,23 +117,33 @@ def _words(lowered: str) -> list[str]:
     return _LATIN_WORD.findall(lowered)
 
 
+def word_set(lowered: str) -> set[str]:
+    """The distinct words of a lower-cased text: what the keys are looked up in (a set, so
+    each word is hashed once however many languages' keys are checked)."""
+    return set(_words(lowered))
+
+
 def _english_pair(lowered: str) -> bool:
     """ "the Friday before last", "the week after next"."""
-    if "before" not in lowered and "after" not in lowered:
-        return False
-    return _EN_PAIRS.search(lowered) is not None
+    before, after = _EN_PAIRS
+    return ("before" in lowered and before.search(lowered) is not None) or (
+        "after" in lowered and after.search(lowered) is not None
+    )
 
 
-def may_apply(text: str, lowered: str) -> bool:
-    """Fast necessary condition: another script, or a date word of some language."""
+def may_apply(text: str, lowered: str, words: set[str] | None = None) -> bool:
+    """Fast necessary condition: another script, or a date word of some language
+    (`words`: `word_set(lowered)`, if the caller has it)."""
     if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
         return True
-    return not _ALL_KEYS.isdisjoint(_words(lowered)) or _english_pair(lowered)
+    found = word_set(lowered) if words is None else words
+    return not _ALL_KEYS.isdisjoint(found) or _english_pair(lowered)
 
 
-def languages(text: str, lowered: str) -> list[Lang]:
-    """The languages whose patterns run on ``text``."""
-    words = _words(lowered)
+def languages(text: str, lowered: str, words: set[str] | None = None) -> list[Lang]:
+    """The languages whose patterns run on ``text`` (`words`: as for `may_apply`)."""
+    if words is None:
+        words = word_set(lowered)
     english = not _EN_KEYS.isdisjoint(words) or _english_pair(lowered)
     langs = [en.LANG] if english else []
     if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
@@ -145,7 +156,7 @@ def languages(text: str, lowered: str) -> list[Lang]:
     candidates = [lang for lang, keys in _LATIN_KEYS if not keys.isdisjoint(words)]
     if candidates:
         votes = dict.fromkeys(_VOTERS, 0)
-        for w in words:
+        for w in _words(lowered):  # every occurrence votes
             name = _VOTE_OF.get(w)
             if name is not None:
                 votes[name] += 1
@@ -154,10 +165,13 @@ def languages(text: str, lowered: str) -> list[Lang]:
     return langs
 
 
-def find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
-    """(position, inserted string) pairs for every language that may apply."""
+def find(
+    text: str, lowered: str, anchor: date, words: set[str] | None = None
+) -> list[tuple[int, str]]:
+    """(position, inserted string) pairs for every language that may apply (`words`: as for
+    `may_apply`)."""
     found: list[tuple[int, str]] = []
-    for lang in languages(text, lowered):
+    for lang in languages(text, lowered, words):
         for m in lang.phrase.finditer(lowered):
             try:
                 note = _note(lang, m, text, lowered, anchor)

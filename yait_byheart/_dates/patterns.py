@@ -151,6 +151,17 @@ UNIT_AFTER_SPACE: tuple[str, ...] = tuple(
 )
 THIS_WITH: tuple[str, ...] = ("morn", "noon", "evening")
 
+#: Every PHRASE match holds one of these, less than ANCHOR_REACH characters after its start
+#: (the pattern's repetitions are bounded): only the text near them is searched, so a long
+#: turn mentioning "day" once is not scanned whole ("today" and "yesterday" hold "day").
+ANCHORS: tuple[str, ...] = (
+    "last", "next", "past", "coming", "tomorrow", "tonight", "day", "week", "month", "year",
+    "morn", "noon", "evening",
+)  # fmt: skip
+ANCHOR_REACH = 64
+#: What a search around an anchor reads past it: the rest of a match and its look-ahead.
+ANCHOR_TAIL = 96
+
 #: The two words before a phrase ("more than"), matched anchored on the
 #: reversed 40 characters before it, so the cost is the length of the words
 #: read, not of the window. A bracket stops it: words inside an earlier

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from datetime import date, datetime
 from email.utils import parsedate_to_datetime
 
@@ -467,19 +468,52 @@ def _placed(
     return placed
 
 
-def _all_inserts(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
-    """English phrases, then other languages and the newer English ones, one per position."""
-    found = _find(text, lowered, anchor) if _may_contain_phrase(lowered) else []
-    more = intl.find(text, lowered, anchor)
+def _all_inserts(
+    text: str, lowered: str, anchor: date, words: set[str] | None = None
+) -> list[tuple[int, str]]:
+    """English phrases, then other languages and the newer English ones, one per position
+    (`words`: `intl.word_set(lowered)`, if the caller has it)."""
+    found = _find(text, lowered, anchor)  # cheap without an anchor word: no pre-check
+    more = intl.find(text, lowered, anchor, words)
     if more:
         taken = {pos for pos, _ in found}
         found = sorted(found + [(p, n) for p, n in dict(more).items() if p not in taken])
     return found
 
 
+def phrase_matches(lowered: str) -> Iterator[re.Match[str]]:
+    """What ``R.PHRASE.finditer(lowered)`` yields, searching only near an anchor word.
+
+    Each match starts at most ``ANCHOR_REACH`` before an anchor, so the windows before the
+    anchors hold every match start; a search stopped ``ANCHOR_TAIL`` past an anchor still
+    sees a whole match and its look-ahead, and look-behinds read before the search start.
+    """
+    hits = []
+    for key in R.ANCHORS:
+        at = lowered.find(key)
+        while at >= 0:
+            hits.append(at)
+            at = lowered.find(key, at + 1)
+    hits.sort()
+    size, reach, done, i = len(lowered), R.ANCHOR_REACH, 0, 0
+    while i < len(hits):
+        lo, hi = max(done, hits[i] - reach), hits[i]
+        i += 1
+        while i < len(hits) and hits[i] - reach <= hi:  # overlapping windows: one search
+            hi = hits[i]
+            i += 1
+        end = min(size, hi + R.ANCHOR_TAIL)
+        while lo <= hi:
+            m = R.PHRASE.search(lowered, lo, end)
+            if m is None or m.start() > hi:
+                break
+            yield m
+            lo = done = m.end()
+
+
 def _find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
-    for m in R.PHRASE.finditer(lowered):
+    for m in phrase_matches(lowered):
         try:
             note = _annotation(m, text, lowered, anchor)
         except (OverflowError, ValueError):
@@ -529,12 +563,13 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
         return text
     plain, notes = _set_aside_notes(text)
     lowered = _ascii_lower(plain)
-    if not _may_contain_phrase(lowered) and not intl.may_apply(plain, lowered):
+    words = intl.word_set(lowered)  # read once for the pre-check and the languages
+    if not _may_contain_phrase(lowered) and not intl.may_apply(plain, lowered, words):
         return text  # the common case: no date word at all
     anchor = parse_when(when, order)
     if anchor is None:
         return text
-    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor))
+    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor, words))
     if not inserts:
         return text
     pieces: list[str] = []

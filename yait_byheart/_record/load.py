@@ -56,7 +56,8 @@ def parse(raw: object, settings: dict[str, Any]) -> Saved:
         )
     config = _config(expect(data.get("config", {}), dict, "config"), settings)
     raw_turns: list[Any] = expect(data.get("turns"), list, "turns")
-    turns = [read_turn(r, i) for i, r in enumerate(raw_turns)]
+    with collector_paused():  # a turn each: many small objects, no cycles
+        turns = [read_turn(r, i) for i, r in enumerate(raw_turns)]
     state = expect(data.get("state", {}), dict, "state")
     growth = expect(state.get("growth", 0.0), (int, float), "state.growth")
     context = state.get("context")

@@ -15,8 +15,10 @@ from __future__ import annotations
 import heapq
 import math
 import struct
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 
 from .._text.tokens import term_counts, tokenize
 from .codec import u32_array, u32_bytes
@@ -32,6 +34,7 @@ _BANDED = 256
 # Bounds are raised by this factor so float rounding cannot make one fall short of a sum.
 _SLACK = 1.0 + 1e-9
 Scores = dict[int, float]  # document id -> score so far
+_PACKED: dict[int, int] = {}  # a loaded term's postings not built yet: never read or changed
 
 
 def idf(df: int, n_docs: int) -> float:
@@ -65,7 +68,10 @@ class Index:
     query's terms.
     """
 
-    __slots__ = ("_bands", "_lengths", "_max_tf", "_min_len", "_postings", "_total_len")
+    __slots__ = (
+        "_bands", "_lengths", "_max_tf", "_min_len", "_packed", "_packed_lists", "_postings",
+        "_total_len",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self._postings: dict[str, dict[int, int]] = {}
@@ -78,6 +84,11 @@ class Index:
         # Postings of long lists again, grouped by tf then document length (see `_banded`):
         # built when a query first needs a term's bands, then kept up to date by add/remove.
         self._bands: dict[str, dict[int, dict[int, list[int]]]] = {}
+        # A loaded index builds a term's postings on its first use (`_unpack`): a reopened
+        # conversation's first compose reads a few lists of thousands. Until then the term maps
+        # to _PACKED in `_postings` (its place kept) and to its slice of these arrays here.
+        self._packed: dict[str, tuple[int, int]] = {}
+        self._packed_lists: tuple[array[int], array[int]] | None = None
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -91,12 +102,35 @@ class Index:
 
     def holding(self, term: str) -> Mapping[int, int]:
         """The documents holding `term`, each with its count (empty if none)."""
+        if self._packed:
+            self._unpack((term,))
         return self._postings.get(term, {})
+
+    def _unpack(self, terms: Iterable[str]) -> None:
+        """Build the postings of those of `terms` still packed (see `load`)."""
+        packed, lists = self._packed, self._packed_lists
+        assert lists is not None
+        docs, tfs = lists
+        for term in terms:
+            where = packed.pop(term, None)
+            if where is not None:
+                counts = tfs[where[0] : where[1]]
+                self._postings[term] = dict(zip(docs[where[0] : where[1]], counts, strict=True))
+                self._max_tf[term] = max(counts, default=1)
+        if not packed:
+            self._packed_lists = None
+
+    def _df(self, term: str) -> int:
+        """How many documents hold indexed `term`, without unpacking it."""
+        where = self._packed.get(term)
+        return len(self._postings[term]) if where is None else where[1] - where[0]
 
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
         if doc_id in self._lengths:
             raise ValueError(f"Index.add: document {doc_id} is already indexed; remove it first")
+        if self._packed:
+            self._unpack(counts)
         length = sum(counts.values())
         self._lengths[doc_id] = length
         self._total_len += length
@@ -122,6 +156,8 @@ class Index:
 
     def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Forget a document; `counts` must be the term counts it was added with."""
+        if self._packed:
+            self._unpack(counts)
         length = self._lengths.pop(doc_id)
         self._total_len -= length
         self._min_len = None
@@ -154,6 +190,8 @@ class Index:
             >>> Index.load(index.dump()).scores(["oven"])[0] == index.scores(["oven"])[0]
             True
         """
+        if self._packed:
+            self._unpack(list(self._packed))
         terms = list(self._postings)
         if any("\n" in t for t in terms):
             raise ValueError("Index.dump: a term contains a newline; terms are single words")
@@ -189,20 +227,18 @@ class Index:
             terms = bytes(data[at:]).decode().split("\n") if n_terms else []
             if len(terms) != n_terms or sum(sizes) != n_postings:
                 raise ValueError("the term table does not match the postings")
-            if not set(docs).issubset(doc_ids):
+            ids = doc_ids.tolist()
+            if not _holds_all(ids, docs):
                 raise ValueError("postings name documents it does not hold")
         except (struct.error, UnicodeDecodeError, ValueError) as exc:
             raise ValueError(f"Index.load: {exc}") from None
         index = cls()
-        index._lengths = dict(zip(doc_ids, lengths, strict=True))
+        index._lengths = dict(zip(ids, lengths.tolist(), strict=True))
         index._total_len = sum(lengths)
-        start = 0
-        for term, size in zip(terms, sizes, strict=True):
-            end = start + size
-            counts = tfs[start:end]
-            index._postings[term] = dict(zip(docs[start:end], counts, strict=True))
-            index._max_tf[term] = max(counts, default=1)
-            start = end
+        index._postings = dict.fromkeys(terms, _PACKED)
+        ends = list(accumulate(sizes))
+        index._packed = dict(zip(terms, zip([0, *ends][:-1], ends, strict=True), strict=True))
+        index._packed_lists = (docs, tfs) if terms else None
         return index
 
     def scores(
@@ -214,6 +250,8 @@ class Index:
         without being added: this is how outside material competes with the conversation.
         """
         terms = set(query_terms)
+        if self._packed:
+            self._unpack(terms)
         n_docs = len(self._lengths) + len(extra)
         if n_docs == 0 or not terms:
             return {}, [0.0] * len(extra)
@@ -248,7 +286,7 @@ class Index:
 
     def document_frequency(self, term: str) -> int:
         """How many documents hold `term`."""
-        return len(self._postings.get(term, ()))
+        return self._df(term) if term in self._postings else 0
 
     def rarest(self, terms: Iterable[str], n: int) -> list[str]:
         """The `n` distinct indexed terms of `terms` found in the fewest documents.
@@ -264,9 +302,9 @@ class Index:
             >>> index.rarest(["oven", "deck", "unknown"], 1)
             ['deck']
         """
-        postings = self._postings
+        postings, df = self._postings, self._df
         found = {t for t in terms if t in postings}
-        return sorted(found, key=lambda t: (len(postings[t]), t))[:n]
+        return sorted(found, key=lambda t: (df(t), t))[:n]
 
     def exact(self, doc_ids: Iterable[int], query_terms: Iterable[str]) -> dict[int, float]:
         """The exact BM25 score of each of `doc_ids` (0.0 if it holds no query term), summed
@@ -295,9 +333,10 @@ class Index:
         """The indexed query terms, fewest postings first: the order `head` and `exact` both
         sum in, which is what makes their floats equal."""
         postings = self._postings
-        return sorted(
-            (t for t in set(query_terms) if t in postings), key=lambda t: len(postings[t])
-        )
+        terms = sorted((t for t in set(query_terms) if t in postings), key=self._df)
+        if self._packed:
+            self._unpack(terms)
+        return terms
 
     def _banded(self, term: str) -> dict[int, dict[int, list[int]]]:
         """`term`'s postings as tf -> document length -> document ids, built on first use."""
@@ -416,6 +455,15 @@ class Index:
                     if doc_id not in scores:
                         scores[doc_id] = share
         return passed_over
+
+
+def _holds_all(ids: list[int], docs: array[int]) -> bool:
+    """Whether every id in `docs` is one of `ids`: a bound on the largest when `ids` are
+    0..n-1 (an index of every stretch), else a look-up each."""
+    held = set(ids)
+    if len(held) == len(ids) and (not ids or max(ids) == len(ids) - 1):
+        return not docs or max(docs) < len(ids)
+    return held.issuperset(docs)
 
 
 def _head_of(scores: Scores, k: int) -> list[tuple[float, int]]:

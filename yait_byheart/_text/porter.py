@@ -135,12 +135,15 @@ def _longest_first(rules: tuple[tuple[str, str], ...]) -> Rules:
 
 
 _STEP2_RULES, _STEP3_RULES = _longest_first(_STEP2), _longest_first(_STEP3)
-_STEP4_TABLE, _STEP4_LENGTHS, _ = _longest_first(tuple((s, "") for s in _STEP4))
+_STEP4_TABLE, _STEP4_LENGTHS, _STEP4_LAST = _longest_first(tuple((s, "") for s in _STEP4))
 
 
 def _step4(w: str) -> str:
-    best = next((w[-n:] for n in _STEP4_LENGTHS if w[-n:] in _STEP4_TABLE), None)
-    if best is None:
+    for n in _STEP4_LENGTHS:
+        if w[-n:] in _STEP4_TABLE:
+            best = w[-n:]
+            break
+    else:
         return w
     stem = w[: -len(best)]
     if _measure(stem) <= 1:
@@ -165,10 +168,17 @@ def stem(word: str) -> str:
     """Reduce a lower-case English word to its Porter stem; words of one or two letters stay."""
     if len(word) <= 2:
         return word
-    w = _step1a(word)
-    w = _step1b(w)
-    w = _step1c(w)
-    w = _replace_longest(w, _STEP2_RULES, 0)
-    w = _replace_longest(w, _STEP3_RULES, 0)
-    w = _step4(w)
-    return _step5(w)
+    # Each step is called only if the word ends as one of its rules needs: most words pass
+    # most steps unchanged, and a new conversation stems thousands of words.
+    w = _step1a(word) if word[-1] == "s" else word
+    if w.endswith(("ed", "ing")):
+        w = _step1b(w)
+    if w.endswith("y"):
+        w = _step1c(w)
+    if w[-1:] in _STEP2_RULES[2]:
+        w = _replace_longest(w, _STEP2_RULES, 0)
+    if w[-1:] in _STEP3_RULES[2]:
+        w = _replace_longest(w, _STEP3_RULES, 0)
+    if w[-1:] in _STEP4_LAST:
+        w = _step4(w)
+    return _step5(w) if w[-1:] in ("e", "l") else w

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 
 from . import words as _words
 from .lang import BY_SCRIPT, LANGUAGES, READERS
@@ -45,6 +46,8 @@ _ASCII_FOLD = bytes(
 )
 
 Cache = dict[str | bytes, str]
+# Below this every character is of the Latin script (`words.script_of`).
+_NOT_LATIN = "\u0250"
 
 
 def check_language(language: object, call: str) -> str | None:
@@ -108,9 +111,12 @@ class Tokenizer:
 
     def counts_of(self, texts: Sequence[str]) -> dict[str, int]:
         """Term counts of several texts together, each read in its own language."""
-        counts: Counter[str] = Counter()
-        for text in texts:
-            counts.update(self._terms(text))
+        if len(texts) <= 1:  # most stretches: one text by each speaker, or none
+            if not texts:
+                return {}
+            counts = Counter(self._terms(texts[0]))
+        else:
+            counts = Counter(chain.from_iterable(map(self._terms, texts)))  # one count, in C
         counts.pop("", None)
         return dict(counts)
 
@@ -154,17 +160,26 @@ class Tokenizer:
         read in `latin_as` when given (else the forced or detected language)."""
         latin_as = self._latin or latin_as
         if text.isascii():
-            ascii_words = text.encode().translate(_ASCII_FOLD).split()
-            return self._read(latin_as or latin_ascii(ascii_words), ascii_words)
+            return self._read_ascii(text.encode(), latin_as)
         folded = _words.fold(text)
         if not _words.has_no_space_script(folded):
+            if _words.ascii_words_only(folded):  # curly quotes or emoji in English text
+                # The other characters become "?", a separator as they are to the pattern.
+                return self._read_ascii(folded.encode("ascii", "replace"), latin_as)
             return self._read_words(_words.words(folded), latin_as)
         pieces = _words.split(folded)
         terms = iter(self._read_words([w for w, gram in pieces if not gram], latin_as))
         return [w if gram else next(terms) for w, gram in pieces]
 
+    def _read_ascii(self, data: bytes, latin_as: str) -> list[str]:
+        """Terms of ASCII text, split in C (see `_ASCII_FOLD`)."""
+        ascii_words = data.translate(_ASCII_FOLD).split()
+        return self._read(latin_as or latin_ascii(ascii_words), ascii_words)
+
     def _read_words(self, found: list[str], latin_as: str) -> list[str]:
         """Terms of words of any scripts, each script read in its language."""
+        if found and max(found) < _NOT_LATIN:  # the largest first letter is Latin: all are
+            return self._read(self._language("latin", found, latin_as), found)
         scripts = [_words.script_of(w) for w in found]
         kinds = set(scripts)
         if len(kinds) <= 1:

@@ -19,9 +19,12 @@ from bisect import bisect_right
 
 from .words_re import (
     ANY_CLUSTERED,
+    ANY_IGNORED,
+    ANY_MARK,
     ANY_NO_SPACE,
     CLUSTER,
     IGNORED,
+    NON_ASCII_WORD,
     RUN_OR_WORD,
     SCRIPT_STARTS,
     WORD,
@@ -35,7 +38,9 @@ def fold(text: str) -> str:
     """`text` in NFKC, case-folded, with invisible characters (joiners, marks of direction,
     variation selectors, soft hyphens, tatweel) removed."""
     # Invisible characters go first, so that a mark they separated composes with its letter.
-    folded = unicodedata.normalize("NFKC", text.translate(IGNORED)).casefold()
+    if ANY_IGNORED.search(text) is not None:
+        text = text.translate(IGNORED)
+    folded = unicodedata.normalize("NFKC", text).casefold()
     # Case folding writes Turkish "İ" as "i" plus a combining dot that "i" already has.
     return folded.replace("i\u0307", "i") if "\u0307" in folded else folded
 
@@ -43,6 +48,12 @@ def fold(text: str) -> str:
 def has_no_space_script(folded: str) -> bool:
     """Whether `folded` holds any character of a script written without spaces."""
     return ANY_NO_SPACE.search(folded) is not None
+
+
+def ascii_words_only(folded: str) -> bool:
+    """Whether every word of folded text (holding no script written without spaces) is ASCII:
+    its other characters (quotes, dashes, symbols, emoji) only separate words."""
+    return NON_ASCII_WORD.search(folded) is None and ANY_MARK.search(folded) is None
 
 
 def words(folded: str) -> list[str]:

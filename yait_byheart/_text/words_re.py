@@ -82,6 +82,9 @@ CLUSTERED = r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\ua9e0-\ua9ff\
 # character to `\w` but not to a reader).
 WORD = re.compile(rf"[^\W_](?:[^\W_]|[{MARKS}])*")
 ANY_NO_SPACE = re.compile(rf"[{NO_SPACE}]")
+# A word character beyond ASCII, and a combining mark: text with neither has ASCII words only.
+NON_ASCII_WORD = re.compile(r"[^\x00-\x7f\W]")
+ANY_MARK = re.compile(rf"[{MARKS}]")
 # Text holding a script without spaces: each match is a run of such script (group 1) or a
 # word of any other script (group 2).
 RUN_OR_WORD = re.compile(
@@ -100,6 +103,22 @@ IGNORED = dict.fromkeys(
         *range(0xE0100, 0xE01F0),
     ]
 )  # fmt: skip
+
+
+def _char_class(codes: list[int]) -> str:
+    """A character class of `codes` (sorted), runs written as ranges: a class of many single
+    characters is checked one by one."""
+    runs: list[list[int]] = []
+    for c in codes:
+        if runs and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return "[" + "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in runs) + "]"
+
+
+# Searched first: most text holds none of them, and translating with a dict is slow.
+ANY_IGNORED = re.compile(_char_class(sorted(IGNORED)))
 
 # Where each script starts, by code point (sorted): a word is read by the script of its first
 # character. Unicode blocks: Latin (Basic Latin to IPA, Latin Extended Additional), Greek and

@@ -60,6 +60,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._record.load import collector_paused
 from ._core import Loaded, StoreCore
 from ._dialects import Dialect, PostgresDialect
 from ._errors import DamagedRowError, StoreConflictError, UnknownConversationError
@@ -225,17 +226,18 @@ class _Store(StoreCore):
         The sticky state is a cache: if the Memory cannot be built with it (a context an older
         version stored under other settings), it is built without it rather than not at all.
         """
-        data = self._assemble(name, loaded)
-        build = _memory_class().from_dict
-        try:
+        with collector_paused():  # the rows parsed and the turns built: no cycles among them
+            data = self._assemble(name, loaded)
+            build = _memory_class().from_dict
+            try:
+                return build(data, index_snapshot=loaded.snapshot, **settings)
+            except ValueError:
+                for damage in turn_damage(name, loaded.turns):  # a turn that is not one: name it
+                    raise damage.error(self._label()) from None
+                if "state" not in data:
+                    raise
+            del data["state"]
             return build(data, index_snapshot=loaded.snapshot, **settings)
-        except ValueError:
-            for damage in turn_damage(name, loaded.turns):  # a turn that is not one: say which
-                raise damage.error(self._label()) from None
-            if "state" not in data:
-                raise
-        del data["state"]
-        return build(data, index_snapshot=loaded.snapshot, **settings)
 
     def _create(
         self, call: str, name: str, user: str | None, settings: dict[str, Any]

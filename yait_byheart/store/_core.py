@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._record.load import collector_paused
 from ..protocols import StoredTurns
 from . import _sql as sql
 from ._dialects import Dialect
@@ -183,7 +184,8 @@ class StoreCore:
 
     def _b_load(self, name: str) -> Loaded | None:
         q = self._dialect.sql
-        with self._lock, self._transaction(self._dialect.read_begin) as conn:
+        # A long conversation's rows are many small objects: no collector passes over them.
+        with collector_paused(), self._lock, self._transaction(self._dialect.read_begin) as conn:
             row = conn.execute(q["conversation"], (name,)).fetchone()
             if row is None:
                 return None

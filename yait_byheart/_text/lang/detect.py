@@ -18,7 +18,10 @@ always read it; a question that says too little gets every plausible reading (`c
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from itertools import filterfalse
+from typing import cast
 
 from .de_data import STOP_WORDS as DE
 from .en_data import STOP_WORDS as EN
@@ -79,10 +82,13 @@ def candidates(words: Sequence[str] | Sequence[bytes]) -> list[str]:
 
 def _scores(words: Sequence[str] | Sequence[bytes]) -> dict[str, int]:
     score = dict.fromkeys(_ORDER, 0)
-    for w in words:
-        for lang in _STOP_INDEX.get(w, ()):
-            score[lang] += 1
-        if isinstance(w, str) and not w.isascii():
+    # Counted in C, then one step per distinct stop word: a long text has thousands of words.
+    stops: Counter[str | bytes] = Counter(filter(_STOP_INDEX.__contains__, words))
+    for w, n in stops.items():
+        for lang in _STOP_INDEX[w]:
+            score[lang] += n
+    if words and isinstance(words[0], str):  # bytes are ASCII: no letter evidence
+        for w in filterfalse(str.isascii, cast("Sequence[str]", words)):
             _letter_evidence(w, score)
     return score
 
