@@ -117,10 +117,9 @@ def _words(lowered: str) -> list[str]:
     return _LATIN_WORD.findall(lowered)
 
 
-def word_set(lowered: str) -> set[str]:
-    """The distinct words of a lower-cased text: what the keys are looked up in (a set, so
-    each word is hashed once however many languages' keys are checked)."""
-    return set(_words(lowered))
+def word_list(lowered: str) -> list[str]:
+    """The words of a lower-cased text, read once for `may_apply`, `languages` and `find`."""
+    return _words(lowered)
 
 
 def _english_pair(lowered: str) -> bool:
@@ -131,19 +130,20 @@ def _english_pair(lowered: str) -> bool:
     )
 
 
-def may_apply(text: str, lowered: str, words: set[str] | None = None) -> bool:
-    """Fast necessary condition: another script, or a date word of some language
-    (`words`: `word_set(lowered)`, if the caller has it)."""
+def may_apply(text: str, lowered: str, found: list[str] | None = None) -> bool:
+    """Fast necessary condition for `languages` to pick any: another script, or a date word
+    of some language (`found`: `word_list(lowered)`, if the caller has it). A list, not a set:
+    on a turn with no date word the set would be built for nothing."""
     if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
         return True
-    found = word_set(lowered) if words is None else words
-    return not _ALL_KEYS.isdisjoint(found) or _english_pair(lowered)
+    listed = _words(lowered) if found is None else found
+    return not _ALL_KEYS.isdisjoint(listed) or _english_pair(lowered)
 
 
-def languages(text: str, lowered: str, words: set[str] | None = None) -> list[Lang]:
-    """The languages whose patterns run on ``text`` (`words`: as for `may_apply`)."""
-    if words is None:
-        words = word_set(lowered)
+def languages(text: str, lowered: str, found: list[str] | None = None) -> list[Lang]:
+    """The languages whose patterns run on ``text`` (`found`: as for `may_apply`)."""
+    listed = _words(lowered) if found is None else found
+    words = set(listed)  # each word hashed once however many languages' keys are checked
     english = not _EN_KEYS.isdisjoint(words) or _english_pair(lowered)
     langs = [en.LANG] if english else []
     if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
@@ -156,7 +156,7 @@ def languages(text: str, lowered: str, words: set[str] | None = None) -> list[La
     candidates = [lang for lang, keys in _LATIN_KEYS if not keys.isdisjoint(words)]
     if candidates:
         votes = dict.fromkeys(_VOTERS, 0)
-        for w in _words(lowered):  # every occurrence votes
+        for w in listed:  # every occurrence votes
             name = _VOTE_OF.get(w)
             if name is not None:
                 votes[name] += 1
@@ -166,10 +166,10 @@ def languages(text: str, lowered: str, words: set[str] | None = None) -> list[La
 
 
 def find(
-    text: str, lowered: str, anchor: date, words: set[str] | None = None
+    text: str, lowered: str, anchor: date, words: list[str] | None = None
 ) -> list[tuple[int, str]]:
-    """(position, inserted string) pairs for every language that may apply (`words`: as for
-    `may_apply`)."""
+    """(position, inserted string) pairs for every language that may apply (`words`: as
+    `found` for `may_apply`)."""
     found: list[tuple[int, str]] = []
     for lang in languages(text, lowered, words):
         for m in lang.phrase.finditer(lowered):

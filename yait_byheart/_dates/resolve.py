@@ -399,14 +399,24 @@ def _annotation(m: re.Match[str], text: str, lowered: str, anchor: date) -> str 
     raise AssertionError(f"PHRASE matched no known group: {m[0]!r}")  # pragma: no cover
 
 
+# UNIT_AFTER_SPACE by the space that begins each key: a tab or a no-break space is rare, so
+# the keys holding one are looked for only in a text that has it.
+_UNIT_KEYS_BY_SPACE: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (space, tuple(k for k in R.UNIT_AFTER_SPACE if k[0] == space))
+    for space in dict.fromkeys(k[0] for k in R.UNIT_AFTER_SPACE)
+)
+
+
 def _may_contain_phrase(lowered: str) -> bool:
     """Fast necessary condition for a PHRASE match in ``lowered``."""
     for key in R.ANY_OF:
         if key in lowered:
             return True
-    for key in R.UNIT_AFTER_SPACE:
-        if key in lowered:
-            return True
+    for space, keys in _UNIT_KEYS_BY_SPACE:
+        if space in lowered:
+            for key in keys:
+                if key in lowered:
+                    return True
     if "this" in lowered:
         for key in R.THIS_WITH:
             if key in lowered:
@@ -469,12 +479,13 @@ def _placed(
 
 
 def _all_inserts(
-    text: str, lowered: str, anchor: date, words: set[str] | None = None
+    text: str, lowered: str, anchor: date, words: list[str] | None = None, other: bool = True
 ) -> list[tuple[int, str]]:
     """English phrases, then other languages and the newer English ones, one per position
-    (`words`: `intl.word_set(lowered)`, if the caller has it)."""
+    (`words`: `intl.word_list(lowered)`, if the caller has it; `other`: False when
+    `intl.may_apply` said no, so no language's search runs)."""
     found = _find(text, lowered, anchor)  # cheap without an anchor word: no pre-check
-    more = intl.find(text, lowered, anchor, words)
+    more = intl.find(text, lowered, anchor, words) if other else []
     if more:
         taken = {pos for pos, _ in found}
         found = sorted(found + [(p, n) for p, n in dict(more).items() if p not in taken])
@@ -563,13 +574,14 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
         return text
     plain, notes = _set_aside_notes(text)
     lowered = _ascii_lower(plain)
-    words = intl.word_set(lowered)  # read once for the pre-check and the languages
-    if not _may_contain_phrase(lowered) and not intl.may_apply(plain, lowered, words):
+    words = intl.word_list(lowered)  # read once for the pre-check and the languages
+    other = intl.may_apply(plain, lowered, words)
+    if not other and not _may_contain_phrase(lowered):
         return text  # the common case: no date word at all
     anchor = parse_when(when, order)
     if anchor is None:
         return text
-    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor, words))
+    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor, words, other))
     if not inserts:
         return text
     pieces: list[str] = []
