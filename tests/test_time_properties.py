@@ -412,7 +412,7 @@ LATIN_SOUP = st.lists(
     st.sampled_from(
         sorted({w for lang in _LATIN_SCRIPT for w in _date_words(lang) + _context_words(lang)})
     )
-    | st.sampled_from(SEPARATORS),
+    | st.sampled_from([*SEPARATORS, "\x0b", "\x1c", "\x1f", "\r", "*", "~"]),
     max_size=20,
 ).map("".join)
 
@@ -428,4 +428,13 @@ def test_other_languages_precheck_is_a_necessary_condition(text: str, anchor: da
         assert lang.phrase.search(lowered) is None, (lang.name, text)
     assert intl.languages(text, lowered) == []
     assert intl.find(text, lowered, anchor) == []
-    assert intl.may_apply(text, lowered, intl.word_list(lowered)) is False
+
+
+@given(LATIN_SOUP | MIXED | MULTI_SOUP | SOUP | ANY_TEXT)
+def test_other_languages_precheck_reads_the_words_the_languages_read(text: str) -> None:
+    # On ASCII the precheck cuts words as bytes: the same words as `languages` reads.
+    lowered = _ascii_lower(text)
+    other_script = not text.isascii() and intl._OTHER_SCRIPT.search(text) is not None
+    words = set(intl._words(lowered))
+    expected = other_script or not intl._ALL_KEYS.isdisjoint(words) or intl._english_pair(lowered)
+    assert intl.may_apply(text, lowered) == expected

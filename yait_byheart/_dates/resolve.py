@@ -479,13 +479,12 @@ def _placed(
 
 
 def _all_inserts(
-    text: str, lowered: str, anchor: date, words: list[str] | None = None, other: bool = True
+    text: str, lowered: str, anchor: date, other: bool = True
 ) -> list[tuple[int, str]]:
     """English phrases, then other languages and the newer English ones, one per position
-    (`words`: `intl.word_list(lowered)`, if the caller has it; `other`: False when
-    `intl.may_apply` said no, so no language's search runs)."""
+    (`other`: False when `intl.may_apply` said no, so no language's search runs)."""
     found = _find(text, lowered, anchor)  # cheap without an anchor word: no pre-check
-    more = intl.find(text, lowered, anchor, words) if other else []
+    more = intl.find(text, lowered, anchor) if other else []
     if more:
         taken = {pos for pos, _ in found}
         found = sorted(found + [(p, n) for p, n in dict(more).items() if p not in taken])
@@ -574,14 +573,13 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
         return text
     plain, notes = _set_aside_notes(text)
     lowered = _ascii_lower(plain)
-    words = intl.word_list(lowered)  # read once for the pre-check and the languages
-    other = intl.may_apply(plain, lowered, words)
+    other = intl.may_apply(plain, lowered)
     if not other and not _may_contain_phrase(lowered):
         return text  # the common case: no date word at all
     anchor = parse_when(when, order)
     if anchor is None:
         return text
-    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor, words, other))
+    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor, other))
     if not inserts:
         return text
     pieces: list[str] = []
