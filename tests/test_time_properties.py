@@ -130,6 +130,16 @@ def test_precheck_is_a_necessary_condition(text: str) -> None:
         assert _may_contain_phrase(m[0]), m[0]
 
 
+@given(ANY_TEXT | SOUP)
+def test_gated_precheck_is_the_plain_one(text: str) -> None:
+    # The gates only skip scans: the precheck says what scanning every key says.
+    lowered = _ascii_lower(text)
+    plain = any(k in lowered for k in (*R.ANY_OF, *R.UNIT_AFTER_SPACE)) or (
+        "this" in lowered and any(k in lowered for k in R.THIS_WITH)
+    )
+    assert _may_contain_phrase(lowered) == plain
+
+
 @given(ANY_TEXT | SOUP, st.integers(0, 200))
 def test_anchored_search_finds_what_a_whole_scan_finds(text: str, pad: int) -> None:
     # Padding moves the phrases far from each other and from the text's ends, where the

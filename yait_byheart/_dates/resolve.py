@@ -399,21 +399,34 @@ def _annotation(m: re.Match[str], text: str, lowered: str, anchor: date) -> str 
     raise AssertionError(f"PHRASE matched no known group: {m[0]!r}")  # pragma: no cover
 
 
-# UNIT_AFTER_SPACE by the space that begins each key: a tab or a no-break space is rare, so
-# the keys holding one are looked for only in a text that has it.
-_UNIT_KEYS_BY_SPACE: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
-    (space, tuple(k for k in R.UNIT_AFTER_SPACE if k[0] == space))
-    for space in dict.fromkeys(k[0] for k in R.UNIT_AFTER_SPACE)
-)
+# The keys of ANY_OF and UNIT_AFTER_SPACE under the first of these substrings each holds,
+# looked for only in a text that has it: rare in a turn with no date phrase, each stands for
+# several keys' scans (a tab or a no-break space, "yesterday" / "today" / " day").
+_GATES = ("\t", "\u00a0", "day", "ast")
+
+
+def _gated(
+    keys: tuple[str, ...],
+) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
+    """`keys` without a gate, and the keys under each gate."""
+    rest, groups = list(keys), []
+    for gate in _GATES:
+        groups.append((gate, tuple(k for k in rest if gate in k)))
+        rest = [k for k in rest if gate not in k]
+    return tuple(rest), tuple(groups)
+
+
+_UNGATED_KEYS, _GATED_KEYS = _gated((*R.ANY_OF, *R.UNIT_AFTER_SPACE))
 
 
 def _may_contain_phrase(lowered: str) -> bool:
-    """Fast necessary condition for a PHRASE match in ``lowered``."""
-    for key in R.ANY_OF:
+    """Fast necessary condition for a PHRASE match in ``lowered``: a key of ANY_OF or
+    UNIT_AFTER_SPACE, or "this" with one of THIS_WITH."""
+    for key in _UNGATED_KEYS:
         if key in lowered:
             return True
-    for space, keys in _UNIT_KEYS_BY_SPACE:
-        if space in lowered:
+    for gate, keys in _GATED_KEYS:
+        if gate in lowered:
             for key in keys:
                 if key in lowered:
                     return True
