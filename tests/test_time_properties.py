@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests._profiles import heavy
-from yait_byheart._dates import calc
+from yait_byheart._dates import calc, intl
 from yait_byheart._dates import patterns as R
 from yait_byheart._dates.lang import Lang, de, en, es, fr, it, ja, pt, ru, zh
 from yait_byheart._dates.resolve import (
@@ -128,6 +128,16 @@ def test_precheck_is_a_necessary_condition(text: str) -> None:
     # nearly always hides a missing one.
     for m in R.PHRASE.finditer(_ascii_lower(text)):
         assert _may_contain_phrase(m[0]), m[0]
+
+
+@given(ANY_TEXT | SOUP)
+def test_gated_precheck_is_the_plain_one(text: str) -> None:
+    # The gates only skip scans: the precheck says what scanning every key says.
+    lowered = _ascii_lower(text)
+    plain = any(k in lowered for k in (*R.ANY_OF, *R.UNIT_AFTER_SPACE)) or (
+        "this" in lowered and any(k in lowered for k in R.THIS_WITH)
+    )
+    assert _may_contain_phrase(lowered) == plain
 
 
 @given(ANY_TEXT | SOUP, st.integers(0, 200))
@@ -400,3 +410,41 @@ def test_a_note_the_text_already_has_stays_and_blocks_a_second_one() -> None:
     )
     # A bracket not written right after a word is the writer's, read as text.
     assert resolve_time("heute  [2022] morgen", d) == "heute  [2022] morgen [26 May 2023]"
+
+
+ALL_LANGS = (en.LANG, de.LANG, fr.LANG, es.LANG, it.LANG, pt.LANG, ru.LANG, zh.LANG, ja.LANG,
+             ja.LANG_HAN_ONLY)  # fmt: skip
+
+
+# Words of the languages written in Latin letters alone: no other script lets the text
+# through, so only their date words can.
+LATIN_SOUP = st.lists(
+    st.sampled_from(
+        sorted({w for lang in _LATIN_SCRIPT for w in _date_words(lang) + _context_words(lang)})
+    )
+    | st.sampled_from([*SEPARATORS, "\x0b", "\x1c", "\x1f", "\r", "*", "~"]),
+    max_size=20,
+).map("".join)
+
+
+@given(LATIN_SOUP | MIXED | MULTI_SOUP | SOUP | ANY_TEXT, MIDDLE_ANCHORS)
+def test_other_languages_precheck_is_a_necessary_condition(text: str, anchor: date) -> None:
+    # resolve_time skips every language's search on a text `intl.may_apply` turns away: any
+    # language's phrase, searched for whatever the text's script or vote, must make it pass.
+    lowered = _ascii_lower(text)
+    if intl.may_apply(text, lowered):
+        return
+    for lang in ALL_LANGS:
+        assert lang.phrase.search(lowered) is None, (lang.name, text)
+    assert intl.languages(text, lowered) == []
+    assert intl.find(text, lowered, anchor) == []
+
+
+@given(LATIN_SOUP | MIXED | MULTI_SOUP | SOUP | ANY_TEXT)
+def test_other_languages_precheck_reads_the_words_the_languages_read(text: str) -> None:
+    # On ASCII the precheck cuts words as bytes: the same words as `languages` reads.
+    lowered = _ascii_lower(text)
+    other_script = not text.isascii() and intl._OTHER_SCRIPT.search(text) is not None
+    words = set(intl._words(lowered))
+    expected = other_script or not intl._ALL_KEYS.isdisjoint(words) or intl._english_pair(lowered)
+    assert intl.may_apply(text, lowered) == expected

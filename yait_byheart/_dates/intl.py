@@ -108,6 +108,10 @@ _EN_KEYS = _keywords([*en.HOLIDAYS, *en.SEASONS, "fortnight", "weekend", "week-e
 # Apart, each begins with a literal word that the search finds in C.
 _EN_PAIRS = (re.compile(r"before[ \t\u00a0]{1,3}last"), re.compile(r"after[ \t\u00a0]{1,3}next"))
 _ALL_KEYS = _EN_KEYS.union(*(keys for _, keys in _LATIN_KEYS))
+_ASCII_KEYS = frozenset(k.encode() for k in _ALL_KEYS if k.isascii())
+# `_ASCII_PUNCT` and the separators str.split cuts at but bytes.split does not: bytes cut
+# by it are the words `_words` finds.
+_ASCII_SPLIT = bytes.maketrans(b".,!?;:()[]{}\"'-/\x1c\x1d\x1e\x1f", b" " * 20)
 
 
 def _words(lowered: str) -> list[str]:
@@ -115,12 +119,6 @@ def _words(lowered: str) -> list[str]:
     if lowered.isascii():
         return lowered.encode().translate(_ASCII_PUNCT).decode().split()
     return _LATIN_WORD.findall(lowered)
-
-
-def word_set(lowered: str) -> set[str]:
-    """The distinct words of a lower-cased text: what the keys are looked up in (a set, so
-    each word is hashed once however many languages' keys are checked)."""
-    return set(_words(lowered))
 
 
 def _english_pair(lowered: str) -> bool:
@@ -131,19 +129,23 @@ def _english_pair(lowered: str) -> bool:
     )
 
 
-def may_apply(text: str, lowered: str, words: set[str] | None = None) -> bool:
-    """Fast necessary condition: another script, or a date word of some language
-    (`words`: `word_set(lowered)`, if the caller has it)."""
+def may_apply(text: str, lowered: str) -> bool:
+    """Fast necessary condition for `languages` to pick any: another script, or a date word
+    of some language. On ASCII the words stay bytes, as `_words` cuts them: on a turn with no
+    date word, no str, list or set is built of them."""
     if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
         return True
-    found = word_set(lowered) if words is None else words
-    return not _ALL_KEYS.isdisjoint(found) or _english_pair(lowered)
+    if lowered.isascii():
+        found = not _ASCII_KEYS.isdisjoint(lowered.encode().translate(_ASCII_SPLIT).split())
+    else:
+        found = not _ALL_KEYS.isdisjoint(_LATIN_WORD.findall(lowered))
+    return found or _english_pair(lowered)
 
 
-def languages(text: str, lowered: str, words: set[str] | None = None) -> list[Lang]:
-    """The languages whose patterns run on ``text`` (`words`: as for `may_apply`)."""
-    if words is None:
-        words = word_set(lowered)
+def languages(text: str, lowered: str) -> list[Lang]:
+    """The languages whose patterns run on ``text``."""
+    listed = _words(lowered)
+    words = set(listed)  # each word hashed once however many languages' keys are checked
     english = not _EN_KEYS.isdisjoint(words) or _english_pair(lowered)
     langs = [en.LANG] if english else []
     if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
@@ -156,7 +158,7 @@ def languages(text: str, lowered: str, words: set[str] | None = None) -> list[La
     candidates = [lang for lang, keys in _LATIN_KEYS if not keys.isdisjoint(words)]
     if candidates:
         votes = dict.fromkeys(_VOTERS, 0)
-        for w in _words(lowered):  # every occurrence votes
+        for w in listed:  # every occurrence votes
             name = _VOTE_OF.get(w)
             if name is not None:
                 votes[name] += 1
@@ -165,13 +167,10 @@ def languages(text: str, lowered: str, words: set[str] | None = None) -> list[La
     return langs
 
 
-def find(
-    text: str, lowered: str, anchor: date, words: set[str] | None = None
-) -> list[tuple[int, str]]:
-    """(position, inserted string) pairs for every language that may apply (`words`: as for
-    `may_apply`)."""
+def find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
+    """(position, inserted string) pairs for every language that may apply."""
     found: list[tuple[int, str]] = []
-    for lang in languages(text, lowered, words):
+    for lang in languages(text, lowered):
         for m in lang.phrase.finditer(lowered):
             try:
                 note = _note(lang, m, text, lowered, anchor)

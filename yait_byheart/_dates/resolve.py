@@ -399,14 +399,37 @@ def _annotation(m: re.Match[str], text: str, lowered: str, anchor: date) -> str 
     raise AssertionError(f"PHRASE matched no known group: {m[0]!r}")  # pragma: no cover
 
 
+# The keys of ANY_OF and UNIT_AFTER_SPACE under the first of these substrings each holds,
+# looked for only in a text that has it: rare in a turn with no date phrase, each stands for
+# several keys' scans (a tab or a no-break space, "yesterday" / "today" / " day").
+_GATES = ("\t", "\u00a0", "day", "ast")
+
+
+def _gated(
+    keys: tuple[str, ...],
+) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
+    """`keys` without a gate, and the keys under each gate."""
+    rest, groups = list(keys), []
+    for gate in _GATES:
+        groups.append((gate, tuple(k for k in rest if gate in k)))
+        rest = [k for k in rest if gate not in k]
+    return tuple(rest), tuple(groups)
+
+
+_UNGATED_KEYS, _GATED_KEYS = _gated((*R.ANY_OF, *R.UNIT_AFTER_SPACE))
+
+
 def _may_contain_phrase(lowered: str) -> bool:
-    """Fast necessary condition for a PHRASE match in ``lowered``."""
-    for key in R.ANY_OF:
+    """Fast necessary condition for a PHRASE match in ``lowered``: a key of ANY_OF or
+    UNIT_AFTER_SPACE, or "this" with one of THIS_WITH."""
+    for key in _UNGATED_KEYS:
         if key in lowered:
             return True
-    for key in R.UNIT_AFTER_SPACE:
-        if key in lowered:
-            return True
+    for gate, keys in _GATED_KEYS:
+        if gate in lowered:
+            for key in keys:
+                if key in lowered:
+                    return True
     if "this" in lowered:
         for key in R.THIS_WITH:
             if key in lowered:
@@ -469,12 +492,12 @@ def _placed(
 
 
 def _all_inserts(
-    text: str, lowered: str, anchor: date, words: set[str] | None = None
+    text: str, lowered: str, anchor: date, other: bool = True
 ) -> list[tuple[int, str]]:
     """English phrases, then other languages and the newer English ones, one per position
-    (`words`: `intl.word_set(lowered)`, if the caller has it)."""
+    (`other`: False when `intl.may_apply` said no, so no language's search runs)."""
     found = _find(text, lowered, anchor)  # cheap without an anchor word: no pre-check
-    more = intl.find(text, lowered, anchor, words)
+    more = intl.find(text, lowered, anchor) if other else []
     if more:
         taken = {pos for pos, _ in found}
         found = sorted(found + [(p, n) for p, n in dict(more).items() if p not in taken])
@@ -563,13 +586,13 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
         return text
     plain, notes = _set_aside_notes(text)
     lowered = _ascii_lower(plain)
-    words = intl.word_set(lowered)  # read once for the pre-check and the languages
-    if not _may_contain_phrase(lowered) and not intl.may_apply(plain, lowered, words):
+    other = intl.may_apply(plain, lowered)
+    if not other and not _may_contain_phrase(lowered):
         return text  # the common case: no date word at all
     anchor = parse_when(when, order)
     if anchor is None:
         return text
-    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor, words))
+    inserts = _placed(text, notes, _all_inserts(plain, lowered, anchor, other))
     if not inserts:
         return text
     pieces: list[str] = []

@@ -166,12 +166,23 @@ class Conversation:
         text = searchable(turn)
         if cuts is None:
             cuts = [] if turn.silent else self._cuts(turn, text)
-        bounds = [0, *cuts, len(text)]
         last = self.entries[-1] if self.entries else None
         previous = self.turns[last.turn] if last is not None else None
         in_long = last is not None and last.parts > 1 and not self.turns[last.turn].tools
         empty = self.open_start == len(self.entries)
         state = _Open(self.open_size, empty, self.open_calls, set(), in_long)
+        if not cuts:  # one piece, the common case: the loop below without its bookkeeping
+            piece = Piece(turn, text)
+            with_when = previous is None or turn.when != previous.when
+            named = last is None and turn.role == "assistant"
+            rendered = (
+                "" if turn.silent else render_ordinary(piece, with_when=with_when, named=named)
+            )
+            size = self.shape.measure(rendered)
+            given = opens[0] if opens else None
+            flag = self._closes(piece, size, state) if given is None else given
+            return Layout([flag], [], [size], len(text))
+        bounds = [0, *cuts, len(text)]
         out = Layout([], list(cuts), [], len(text))
         parts = len(bounds) - 1
         measure = self.shape.measure
@@ -196,10 +207,22 @@ class Conversation:
     def add(self, turn: Turn, layout: Layout) -> None:
         """Store `turn` as `layout` (from `layout(turn)`) says."""
         index = len(self.turns)
-        bounds = [0, *layout.cuts, layout.length]
         self.turns.append(turn)
         self.first_entry.append(len(self.entries))
         turn.opens = layout.opens[0]
+        if not layout.cuts and not turn.silent and not turn.tools:
+            # One piece, the common case: the loop below without its bookkeeping.
+            i = len(self.entries)
+            if turn.opens and self.open_start < i:
+                self._close(i)
+            self.entries.append(Entry(index, 0, 1, 0, layout.length))
+            self.opens.append(turn.opens)
+            size = layout.sizes[0]
+            self.sizes.append(size)
+            self.open_size += size
+            self.total_size += size
+            return
+        bounds = [0, *layout.cuts, layout.length]
         parts = len(bounds) - 1
         if turn.silent:
             self.silent_entries += parts
