@@ -174,28 +174,19 @@ class Conversation:
         if not cuts:  # one piece, the common case: the loop below without its bookkeeping
             piece = Piece(turn, text)
             with_when = previous is None or turn.when != previous.when
-            named = last is None and turn.role == "assistant"
-            rendered = (
-                "" if turn.silent else render_ordinary(piece, with_when=with_when, named=named)
-            )
-            size = self.shape.measure(rendered)
+            size = self._entry_size(piece, with_when, last is None)
             given = opens[0] if opens else None
             flag = self._closes(piece, size, state) if given is None else given
             return Layout([flag], [], [size], len(text))
         bounds = [0, *cuts, len(text)]
         out = Layout([], list(cuts), [], len(text))
         parts = len(bounds) - 1
-        measure = self.shape.measure
         for part in range(parts):
             piece = Piece(turn, text, part, parts) if parts == 1 else Piece(
                 turn, text[bounds[part] : bounds[part + 1]], part, parts
             )  # fmt: skip
             with_when = part == 0 and (previous is None or turn.when != previous.when)
-            named = part == 0 and last is None and turn.role == "assistant"
-            rendered = (
-                "" if turn.silent else render_ordinary(piece, with_when=with_when, named=named)
-            )
-            size = measure(rendered)
+            size = self._entry_size(piece, with_when, part == 0 and last is None)
             given = opens[part] if opens is not None and part < len(opens) else None
             flag = self._closes(piece, size, state) if given is None else given
             out.opens.append(flag)
@@ -212,29 +203,15 @@ class Conversation:
         turn.opens = layout.opens[0]
         if not layout.cuts and not turn.silent and not turn.tools:
             # One piece, the common case: the loop below without its bookkeeping.
-            i = len(self.entries)
-            if turn.opens and self.open_start < i:
-                self._close(i)
-            self.entries.append(Entry(index, 0, 1, 0, layout.length))
-            self.opens.append(turn.opens)
-            size = layout.sizes[0]
-            self.sizes.append(size)
-            self.open_size += size
-            self.total_size += size
+            self._add_entry(Entry(index, 0, 1, 0, layout.length), turn.opens, layout.sizes[0])
             return
         bounds = [0, *layout.cuts, layout.length]
         parts = len(bounds) - 1
         if turn.silent:
             self.silent_entries += parts
         for part in range(parts):
-            i = len(self.entries)
-            if layout.opens[part] and self.open_start < i:
-                self._close(i)
-            self.entries.append(Entry(index, part, parts, bounds[part], bounds[part + 1]))
-            self.opens.append(layout.opens[part])
-            self.sizes.append(layout.sizes[part])
-            self.open_size += layout.sizes[part]
-            self.total_size += layout.sizes[part]
+            entry = Entry(index, part, parts, bounds[part], bounds[part + 1])
+            i = self._add_entry(entry, layout.opens[part], layout.sizes[part])
             if part == 0:
                 for tool in turn.tools:
                     if tool["type"] == "tool_call":
@@ -242,6 +219,27 @@ class Conversation:
                         self.calls[tool["id"]] = index
                     else:
                         self.answered[tool["id"]] = index
+
+    def _entry_size(self, piece: Piece, with_when: bool, first_said: bool) -> int:
+        """What a piece measures sent as its own message (`first_said`: it opens the
+        conversation, so an assistant's is named)."""
+        turn = piece.turn
+        if turn.silent:
+            return self.shape.measure("")
+        named = first_said and turn.role == "assistant"
+        return self.shape.measure(render_ordinary(piece, with_when=with_when, named=named))
+
+    def _add_entry(self, entry: Entry, opens: bool, size: int) -> int:
+        """Store one entry (closing the open stretch first if it opens one); its index."""
+        i = len(self.entries)
+        if opens and self.open_start < i:
+            self._close(i)
+        self.entries.append(entry)
+        self.opens.append(opens)
+        self.sizes.append(size)
+        self.open_size += size
+        self.total_size += size
+        return i
 
     def _cuts(self, turn: Turn, text: str) -> list[int]:
         """Where a turn too long for one stretch is cut (offsets into its text), or none."""
