@@ -122,6 +122,7 @@ def render_ordinary(piece: Piece, *, with_when: bool, named: bool, body: str | N
     text = piece.body if body is None else body
     named = named or text.startswith(MEMORY_MARKER)
     head = when_line(turn.when) if with_when else ""
+    # The common case (said, one piece) without the calls: every append renders a turn.
     kind = "" if turn.kind == SAID else _kind_line(turn)
     label = "" if piece.parts == 1 else piece.label
     return f"{head}{kind}{turn.role + ': ' if named else ''}{label}{text}"
