@@ -2,13 +2,16 @@
 
     python -m eval ab-revision d712674                  # 10,000 turns, 1,000 rounds
     python -m eval ab-revision d712674 --turns 100000 --rounds 600
+    python -m eval ab-revision d712674 --cold 9        # the cold path instead
 
 A shared machine's speed drifts between runs (docs/benchmarks.md, "Speed"), so two revisions
 are compared inside one process: `git archive REV yait_byheart` is unpacked into a temporary
 folder and imported under another package name (the package imports itself relatively), both
 Memories get the same history of generated talk (eval.bench_live's), then each round appends
 a user turn, composes with it and appends the reply, on both in alternating order. The medians
-of the second half of the rounds and their ratio (this checkout / REV) are printed.
+of the second half of the rounds and their ratio (this checkout / REV) are printed. With
+`--cold N`, the cold path instead (eval.bench_live's: N generated histories of 500 turns,
+each appended to a new Memory and composed once), alternated history by history, CPU time.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from types import ModuleType
 from typing import Any
 
 import yait_byheart
-from eval.bench_live import Talk
+from eval.bench_live import Talk, byheart_cold, generated_histories
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -82,12 +85,26 @@ def compare(memories: dict[str, Any], turns: int, rounds: int) -> dict[str, dict
     return {k: {op: statistics.median(v) for op, v in ops.items()} for k, ops in times.items()}
 
 
+def compare_cold(memories: dict[str, Any], histories: int, budget: int) -> dict[str, float]:
+    """Median CPU seconds of the cold path per memory class, over `histories` histories."""
+    times: dict[str, list[float]] = {k: [] for k in memories}
+    names = list(memories)
+    for i, history in enumerate(generated_histories(histories + 1)):
+        for name in names if i % 2 else reversed(names):
+            t0 = time.process_time()
+            byheart_cold(history, budget, memories[name])
+            if i:  # the first warms both up
+                times[name].append(time.process_time() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval ab-revision", description=__doc__)
     parser.add_argument("rev", help="git revision to compare against (e.g. d712674)")
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=1_000)
     parser.add_argument("--budget", type=int, default=20_000)
+    parser.add_argument("--cold", type=int, default=0, help="histories for the cold path")
     args = parser.parse_args(argv)
     if args.turns < 0 or args.rounds < 2:
         parser.error("--turns must be >= 0 and --rounds >= 2")
@@ -96,6 +113,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             other = load_revision(args.rev, Path(tmp))
         except subprocess.CalledProcessError as exc:
             parser.error(f"git archive {args.rev}: {exc.stderr.decode().strip()}")
+        if args.cold > 0:
+            classes = {args.rev: other.Memory, "this checkout": yait_byheart.Memory}
+            cold = compare_cold(classes, args.cold, args.budget)
+            base_ms, this_ms = cold[args.rev] * 1e3, cold["this checkout"] * 1e3
+            print(f"cold path, {args.cold} histories alternated, CPU medians: {args.rev} "
+                  f"{base_ms:.1f} ms, this checkout {this_ms:.1f} ms, ratio "
+                  f"{this_ms / base_ms:.2f}x")  # fmt: skip
+            return 0
         memories = {
             args.rev: other.Memory(budget=args.budget),
             "this checkout": yait_byheart.Memory(budget=args.budget),

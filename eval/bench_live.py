@@ -164,10 +164,11 @@ def plain_bm25(history: History, k: int = 10) -> list[int]:
     return sorted(scores, key=scores.__getitem__, reverse=True)[:k]
 
 
-def byheart_cold(history: History, budget: int) -> float:
-    """Append every turn of `history` to a new Memory, then compose its question once."""
+def byheart_cold(history: History, budget: int, memory: Any = Memory) -> float:
+    """Append every turn of `history` to a new `memory` (the class), then compose its
+    question once."""
     turns, question = history
-    mem = Memory(budget=budget)
+    mem = memory(budget=budget)
     for role, text, when in turns:
         mem.append(role, text, when=when)
     return len(mem.compose(question)["messages"])

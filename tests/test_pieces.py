@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests._sizes import sent_text, tokenish
 from yait_byheart import Memory
-from yait_byheart._turns.pieces import cut
+from yait_byheart._turns.pieces import _split_after, cut
 
 CASES = [
     # (text, limit, the pieces expected)
@@ -111,3 +111,17 @@ def test_included_names_turns_and_partial_those_sent_in_part() -> None:
     whole.append("assistant", long_turn())
     everything = whole.compose("which paragraph mentions number 123?")
     assert everything["included"] == [0, 1] and everything["partial"] == []
+
+
+# The sentence boundary as first written: a look-behind, tried at every character.
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])\s*")
+stops_and_spaces = st.text(alphabet=st.sampled_from(list(".!?。！？ \t\n\u00a0\u3000ab5")),
+                           max_size=40)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(stops_and_spaces | texts)
+def test_sentence_cuts_fall_where_the_look_behind_pattern_puts_them(text: str) -> None:
+    ends = [m.end() for m in SENTENCE_END.finditer(text) if 0 < m.end() < len(text)]
+    expected = [text[a:b] for a, b in zip([0, *ends], [*ends, len(text)], strict=True)]
+    assert _split_after(text, 2) == ([p for p in expected if p] or [""])

@@ -18,10 +18,12 @@ from .render import (
     MEMORY_MARKER,
     Piece,
     Turn,
+    ordinary_length,
     ordinary_most,
     render_ordinary,
     render_unit,
     searchable,
+    unit_length,
     when_line,
 )
 from .settings import Tuning
@@ -227,7 +229,10 @@ class Conversation:
         if turn.silent:
             return self.shape.measure("")
         named = first_said and turn.role == "assistant"
-        return self.shape.measure(render_ordinary(piece, with_when=with_when, named=named))
+        measure = self.shape.measure
+        if measure is len:
+            return ordinary_length(piece, with_when=with_when, named=named)
+        return measure(render_ordinary(piece, with_when=with_when, named=named))
 
     def _add_entry(self, entry: Entry, opens: bool, size: int) -> int:
         """Store one entry (closing the open stretch first if it opens one); its index."""
@@ -310,7 +315,10 @@ class Conversation:
 
     def _rendered_size(self, start: int, end: int) -> int:
         pieces = [p for p in self.pieces(start, end) if not p.turn.silent]
-        return self.shape.measure(render_unit(pieces)) if pieces else 0
+        if not pieces:
+            return 0
+        measure = self.shape.measure
+        return unit_length(pieces) if measure is len else measure(render_unit(pieces))
 
     # -- reading ---------------------------------------------------------------------------
 

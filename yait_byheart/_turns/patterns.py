@@ -10,10 +10,14 @@ import re
 PIECE_BOUNDARIES = (
     re.compile(r"\n[ \t]*\n\s*"),
     re.compile(r"\n"),
-    # Ideographic full stop, ! and ? end a sentence with or without a space (CJK uses none).
-    re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f])\s*"),
+    # Ideographic full stop, ! and ? end a sentence with or without a space (CJK uses none);
+    # a Latin one only before a space (`LATIN_STOPS`: "3.5" is no end). The pattern starts at
+    # the stop, not after it: a look-behind would be tried at every character, 6x slower.
+    re.compile(r"[.!?\u3002\uff01\uff1f]\s*"),
     re.compile(r"\s+"),
 )
+# A match of the sentence boundary that is only one of these did not end a sentence.
+LATIN_STOPS = frozenset(".!?")
 
 # A question: a question mark in any script (Latin, full-width, Arabic, Greek question mark).
 ASKS = re.compile("[?\uff1f\u061f\u037e]")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .patterns import PIECE_BOUNDARIES
+from .patterns import LATIN_STOPS, PIECE_BOUNDARIES
 
 
 def cut(text: str, limit: int, measure: Callable[[str], int]) -> list[str]:
@@ -53,9 +53,12 @@ def _split_after(text: str, level: int) -> list[str]:
     parts: list[str] = []
     start = 0
     for m in PIECE_BOUNDARIES[level].finditer(text):
-        if m.end() > start and m.end() < len(text):
-            parts.append(text[start : m.end()])
-            start = m.end()
+        end = m.end()
+        if end - m.start() == 1 and text[end - 1] in LATIN_STOPS:
+            continue  # a Latin stop with no space after it: "3.5", "e.g.x"
+        if end > start and end < len(text):
+            parts.append(text[start:end])
+            start = end
     parts.append(text[start:])
     return parts
 

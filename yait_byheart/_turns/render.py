@@ -128,6 +128,28 @@ def render_ordinary(piece: Piece, *, with_when: bool, named: bool, body: str | N
     return f"{head}{kind}{turn.role + ': ' if named else ''}{label}{text}"
 
 
+def ordinary_length(piece: Piece, *, with_when: bool, named: bool) -> int:
+    """`len(render_ordinary(piece, with_when=..., named=...))` without building the text:
+    a conversation measured in characters sizes every turn it stores this way.
+
+    >>> piece = Piece(Turn("user", "hi", "hi", when="8 May 2023"), "hi")
+    >>> ordinary_length(piece, with_when=True, named=True) == len(
+    ...     render_ordinary(piece, with_when=True, named=True))
+    True
+    """
+    turn = piece.turn
+    size = len(piece.body)
+    if with_when and turn.when:
+        size += len(turn.when) + 3  # "[when]\n"
+    if turn.kind != SAID:
+        size += len(_kind_line(turn))
+    if named or piece.body.startswith(MEMORY_MARKER):
+        size += len(turn.role) + 2  # "role: "
+    if piece.parts != 1:
+        size += len(piece.label)
+    return size
+
+
 def ordinary_most(turn: Turn, length: int) -> int:
     """At most how many characters `render_ordinary` makes of `turn` whole, its text `length`
     characters long (date line and speaker's name included): a caller that measures in
@@ -155,6 +177,28 @@ def render_unit(pieces: Sequence[Piece], *, after: Piece | None = None) -> str:
     if after is not None:
         return "\n" + "\n".join(lines) if lines else ""
     return "\n".join(lines)
+
+
+def unit_length(pieces: Sequence[Piece]) -> int:
+    """`len(render_unit(pieces))` without building the text (a stretch measured in characters).
+
+    >>> pieces = [Piece(Turn("user", "hi", "hi", when="8 May"), "hi")]
+    >>> unit_length(pieces) == len(render_unit(pieces))
+    True
+    """
+    size, lines = len(MEMORY_MARKER), 1
+    previous_when: str | None = None
+    for piece in pieces:
+        turn = piece.turn
+        if turn.silent:
+            continue
+        if turn.when != previous_when and turn.when:
+            size += len(turn.when) + 2  # "[when]"
+            lines += 1
+        previous_when = turn.when
+        size += len(_kind_line(turn)) + len(turn.role) + 2 + len(piece.label) + len(piece.body)
+        lines += 1
+    return size + lines - 1  # the line breaks
 
 
 def render_external(candidates: Sequence[tuple[str, str]]) -> str:

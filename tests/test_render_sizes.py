@@ -1,0 +1,49 @@
+"""A conversation measured in characters sizes turns and stretches without rendering them:
+the sizes must be exactly the lengths of what is rendered and sent."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from yait_byheart._turns.render import (
+    KINDS,
+    MEMORY_MARKER,
+    Piece,
+    Turn,
+    ordinary_length,
+    render_ordinary,
+    render_unit,
+    unit_length,
+)
+
+words = st.text(alphabet=st.sampled_from(list("ab é\n[]:日🙂")), max_size=30)
+bodies = words | words.map(lambda w: MEMORY_MARKER + w)
+
+
+@st.composite
+def pieces(draw: st.DrawFn) -> Piece:
+    text = draw(bodies)
+    turn = Turn(
+        draw(st.sampled_from(["user", "assistant"])), text, text,
+        kind=draw(st.sampled_from(KINDS)), source=draw(st.sampled_from(["", "notes.txt"])),
+        when=draw(st.sampled_from(["", "8 May 2023", "9 May 2023"])),
+        redacted=draw(st.booleans()) and draw(st.booleans()),
+    )  # fmt: skip
+    parts = draw(st.integers(min_value=1, max_value=12))
+    return Piece(turn, text, draw(st.integers(min_value=0, max_value=parts - 1)), parts)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(pieces(), st.booleans(), st.booleans())
+def test_an_entrys_size_is_the_length_of_its_rendering(
+    piece: Piece, with_when: bool, named: bool
+) -> None:
+    rendered = render_ordinary(piece, with_when=with_when, named=named)
+    assert ordinary_length(piece, with_when=with_when, named=named) == len(rendered)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(pieces(), min_size=1, max_size=6))
+def test_a_stretchs_size_is_the_length_of_its_rendering(stretch: list[Piece]) -> None:
+    assert unit_length(stretch) == len(render_unit(stretch))
