@@ -70,3 +70,25 @@ def test_best_stretch_goes_alone_when_only_borrowed_score_fits(weight: float) ->
     mem.append("assistant", "ok")
     mem.append("user", "next")
     assert 0 in mem.compose("apples " * 10)["included"]
+
+
+def test_the_renderings_cache_stays_bounded_and_changes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from yait_byheart._compose import context
+
+    def composes() -> tuple[list[object], int]:
+        mem = Memory(budget=600, chunk=150)
+        out: list[object] = []
+        for i in range(60):
+            mem.append("user", f"Turn {i} is about topic {i % 7} and the oven {i % 3}.")
+            out.append(mem.compose(f"What about topic {i % 7}?"))
+            mem.append("assistant", f"Reply {i}: topic {i % 7} noted, with the deck {i % 5}.")
+        return out, len(mem._conv.renderings)
+
+    unbounded, grown = composes()
+    assert grown > 4
+    monkeypatch.setattr(context, "RENDERINGS_KEPT", 4)
+    bounded, kept = composes()
+    assert bounded == unbounded
+    assert kept <= 4

@@ -198,6 +198,11 @@ def _ascending(values: list[int], start: int) -> bool:
     return all(values[i] < values[i + 1] for i in range(max(start, 0), len(values) - 1))
 
 
+# A context sends dozens of stretches, and keeps most of them compose after compose; a cache
+# of every stretch ever sent would grow to a second copy of a long conversation's text.
+RENDERINGS_KEPT = 2048
+
+
 def _rendering(conv: Conversation, uid: int, joined: bool) -> Rendering:
     """Stretch `uid` as sent (continuing the one before it when `joined`), its size and its
     entries that show something, cached in `conv`. A joined one is measured as sent: the
@@ -212,5 +217,7 @@ def _rendering(conv: Conversation, uid: int, joined: bool) -> Rendering:
             found = (text, conv.shape.measure(text) if text else 0, shown)
         else:
             found = (render_unit(conv.pieces(start, end)), conv.stretch_sizes[uid], shown)
+        if len(conv.renderings) >= RENDERINGS_KEPT:
+            conv.renderings.clear()
         conv.renderings[key] = found
     return found
