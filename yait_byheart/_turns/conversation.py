@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import compress, repeat
 
 from .pieces import cut
 from .render import (
@@ -219,6 +220,62 @@ class Conversation:
                         self.calls[tool["id"]] = index
                     else:
                         self.answered[tool["id"]] = index
+
+    def restore(
+        self, turns: list[Turn], cuts: dict[int, list[int]], opens: list[bool],
+        sizes: list[int], stretch_sizes: list[int],
+    ) -> None:  # fmt: skip
+        """Store `turns`, into an empty conversation, as `add` would with the layouts they had
+        when measured before: `cuts` for the turns cut into pieces, `opens` and `sizes` per
+        entry, `stretch_sizes` per closed stretch. Reopening renders and measures nothing.
+
+        Only for characters as the measure: the stretch sizes are then read lazily, as here.
+        """
+        assert not self.turns and self.shape.measure is len
+        lengths = [len(searchable(t)) if t.tools else len(t.shown) for t in turns]
+        entries, first_entry = self.entries, self.first_entry
+        done = 0
+        for t, offsets in cuts.items():  # ascending; whole turns in between, in bulk
+            self._restore_whole(lengths, done, t)
+            first_entry.append(len(entries))
+            bounds = [0, *offsets, lengths[t]]
+            parts = len(bounds) - 1
+            entries += [Entry(t, p, parts, bounds[p], bounds[p + 1]) for p in range(parts)]
+            done = t + 1
+        self._restore_whole(lengths, done, len(turns))
+        self.turns = turns
+        self.sizes, self.opens = sizes, opens
+        # `_add_entry` closes the open stretch at every opening entry but the first.
+        closes = [i for i in compress(range(len(opens)), opens) if i > 0]
+        self.starts = [0, *closes[:-1]] if closes else []
+        self.open_start = closes[-1] if closes else 0
+        assert len(stretch_sizes) == len(self.starts)
+        self._stretch_sizes = stretch_sizes
+        self.joins = [-1] * len(self.starts)
+        self.total_size = sum(sizes)
+        self.open_size = sum(sizes[self.open_start :])
+        self.silent_entries = sum(entries[first_entry[t]].parts for t, turn in enumerate(turns)
+                                  if turn.silent)  # fmt: skip
+        for t in [t for t, turn in enumerate(turns) if turn.tools]:  # as `add` pairs them
+            first = first_entry[t]
+            for tool in turns[t].tools:
+                if tool["type"] == "tool_call":
+                    if first >= self.open_start:  # a call in a closed stretch was reset
+                        self.open_calls[tool["id"]] = first
+                    self.calls[tool["id"]] = t
+                else:
+                    self.answered[tool["id"]] = t
+
+    def _restore_whole(self, lengths: list[int], start: int, end: int) -> None:
+        """Turns `start` to `end`, each one entry, stored by `restore`."""
+        n = len(self.entries)
+        self.first_entry += range(n, n + end - start)
+        self.entries += map(Entry, range(start, end), repeat(0), repeat(1), repeat(0),
+                            lengths[start:end])  # fmt: skip
+
+    def cuts_of(self, turn: Turn) -> list[int]:
+        """Where `turn` is cut when laid out with no cuts given (as `layout` cuts it)."""
+        return [] if turn.silent else self._cuts(turn, searchable(turn))
 
     def _entry_size(self, piece: Piece, with_when: bool, first_said: bool) -> int:
         """What a piece measures sent as its own message (`first_said`: it opens the

@@ -297,7 +297,7 @@ class _Store(StoreCore):
         if not isinstance(turns, list):
             raise ValueError(f"{call}: data has no 'turns' list; pass Memory.to_dict() output")
         try:
-            snapshot = _memory_class().from_dict(dict(data)).index_snapshot()
+            snapshot = _memory_class().from_dict(dict(data)).index_snapshot(layout=True)
             head = dumps({k: v for k, v in data.items() if k not in ("turns", "state")})
             rows = [dumps(t) for t in turns]
             state = dumps(data["state"]) if "state" in data else None
