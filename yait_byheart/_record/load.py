@@ -75,8 +75,9 @@ def _keys(raw_turns: list[Any]) -> dict[int, str]:
     """The turns' idempotency keys by index; a key on two turns means the data was edited."""
     keys: dict[int, str] = {}
     seen: dict[str, int] = {}
-    for index, raw in enumerate(raw_turns):
-        key = read_key(raw, index)
+    # Only the records holding one are read (every record is a dict: `read_turn` checked).
+    for index in [i for i, raw in enumerate(raw_turns) if "key" in raw]:
+        key = read_key(raw_turns[index], index)
         if key is None:
             continue
         if key in seen:

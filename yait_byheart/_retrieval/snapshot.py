@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress
@@ -153,16 +152,15 @@ def _utf8(texts: Iterable[str]) -> bytes:
 
 
 def _turns_crc(turns: Sequence[Turn]) -> int:
-    """A CRC-32 of every field a turn's layout depends on (each text's length too, so that no
-    text can borrow from the next); a tool turn's parts in full, as they pair calls."""
-    texts = list(map(searchable, turns))
-    crc = zlib.crc32(array("Q", map(len, texts)).tobytes())
-    crc = zlib.crc32(_utf8(texts), crc)
-    for name in ("role", "kind", "source", "when"):
+    """A CRC-32 of every field a turn's layout depends on: its words as shown, role, kind,
+    source, date, whether it is silent, and a tool turn's parts in full (they pair calls and
+    make its searchable text). Each a pass in C: this runs on every reopening."""
+    crc = 0
+    for name in ("shown", "role", "kind", "source", "when"):
         crc = zlib.crc32(_utf8(map(attrgetter(name), turns)), crc)
-    for name in ("redacted", "silent"):
-        crc = zlib.crc32(bytes(map(attrgetter(name), turns)), crc)
-    return zlib.crc32(_utf8(f"{i}:{t.tools!r}" for i, t in enumerate(turns) if t.tools), crc)
+    crc = zlib.crc32(bytes(map(attrgetter("silent"), turns)), crc)
+    with_tools = compress(range(len(turns)), map(attrgetter("tools"), turns))
+    return zlib.crc32(_utf8(f"{i}:{turns[i].tools!r}" for i in with_tools), crc)
 
 
 def with_layout(conv: Conversation, index_snapshot: bytes) -> bytes:
@@ -235,7 +233,7 @@ def _known(conv: Conversation, body: memoryview, records: Sequence[Record]) -> K
     # Every flag a bool; one closed stretch per opening after the first entry.
     if opens.strip(b"\x00\x01") or n_stretches != opens.count(1, 1):
         return None
-    turns = [record[0] for record in records[:n_turns]]
+    turns = list(map(itemgetter(0), records[:n_turns]))
     if not _as_recorded(conv, turns, records, cuts, opens) or _turns_crc(turns) != crc:
         return None
     return Known(turns, cuts, list(map(bool, opens)), sizes, stretch_sizes)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress, repeat
+from operator import attrgetter
 
 from .pieces import cut
 from .render import (
@@ -232,7 +233,11 @@ class Conversation:
         Only for characters as the measure: the stretch sizes are then read lazily, as here.
         """
         assert not self.turns and self.shape.measure is len
-        lengths = [len(searchable(t)) if t.tools else len(t.shown) for t in turns]
+        # Each a pass in C where it can: this runs for every turn of a reopened conversation.
+        lengths = list(map(len, map(attrgetter("shown"), turns)))
+        with_tools = list(compress(range(len(turns)), map(attrgetter("tools"), turns)))
+        for t in with_tools:
+            lengths[t] = len(searchable(turns[t]))
         entries, first_entry = self.entries, self.first_entry
         done = 0
         for t, offsets in cuts.items():  # ascending; whole turns in between, in bulk
@@ -254,9 +259,9 @@ class Conversation:
         self.joins = [-1] * len(self.starts)
         self.total_size = sum(sizes)
         self.open_size = sum(sizes[self.open_start :])
-        self.silent_entries = sum(entries[first_entry[t]].parts for t, turn in enumerate(turns)
-                                  if turn.silent)  # fmt: skip
-        for t in [t for t, turn in enumerate(turns) if turn.tools]:  # as `add` pairs them
+        silent = compress(range(len(turns)), map(attrgetter("silent"), turns))
+        self.silent_entries = sum(entries[first_entry[t]].parts for t in silent)
+        for t in with_tools:  # as `add` pairs them
             first = first_entry[t]
             for tool in turns[t].tools:
                 if tool["type"] == "tool_call":
