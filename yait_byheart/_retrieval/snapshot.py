@@ -40,14 +40,24 @@ def _redacted(conv: Conversation, covered: int) -> list[int]:
     return [i for i in range(covered) if turns[entries[i].turn].redacted]
 
 
+def _utf8(texts: Iterable[str]) -> bytes:
+    # surrogatepass: a lone surrogate is a valid str, and must not fail a snapshot.
+    return "\x00".join(texts).encode("utf-8", "surrogatepass")
+
+
 def _texts_crc(conv: Conversation, covered: int) -> int:
-    # Runs in C (zlib): a small share of reopening, against seconds to re-index.
+    # Runs in C (zlib): a small share of reopening, against seconds to re-index. The roles
+    # too: the user's words are indexed apart.
     texts: Iterable[str]
+    roles: Iterable[str]
+    turns = conv.turns
     if covered == 0 or conv.entries[covered - 1].turn == covered - 1:  # no pieces: one per turn
-        texts = map(searchable, conv.turns[:covered])
+        texts = map(searchable, turns[:covered])
+        roles = map(attrgetter("role"), turns[:covered])
     else:
         texts = (p.body for p in conv.pieces(0, covered))
-    return zlib.crc32("\x00".join(texts).encode())
+        roles = (turns[e.turn].role for e in conv.entries[:covered])
+    return zlib.crc32(_utf8(roles), zlib.crc32(_utf8(texts)))
 
 
 def dump(conv: Conversation, index: Index, user_index: Index, tokenizer: int) -> bytes:
@@ -144,11 +154,6 @@ def _shape_key(shape: Shape) -> bytes | None:
     if shape.measure is not len:
         return None
     return f"{shape.budget} {shape.chunk} {shape.tuning!r}".encode()
-
-
-def _utf8(texts: Iterable[str]) -> bytes:
-    # surrogatepass: a lone surrogate is a valid str, and must not fail a snapshot.
-    return "\x00".join(texts).encode("utf-8", "surrogatepass")
 
 
 def _turns_crc(turns: Sequence[Turn]) -> int:
