@@ -27,9 +27,11 @@ Reopening a long conversation would mean tokenizing and indexing every stretch a
 of the 3 s it took at 100,000 turns).  The store therefore keeps a snapshot of the retrieval
 index beside the rows, written when a conversation is imported, when reopening had to re-index
 at least ``SNAPSHOT_EVERY`` stretches, and on ``close`` for each bound Memory that has grown that
-much since; reopening loads it and indexes only the stretches after it.  A snapshot is derived
-data: a redaction deletes it in the same transaction (it holds the redacted words' stems), and
-one that does not match the rows is ignored, never trusted.
+much since; reopening loads it and indexes only the stretches after it.  It also carries the
+conversation's layout (each turn's cuts and measured sizes), so reopening measures no turn it
+holds again.  A snapshot is derived data: a redaction deletes it in the same transaction (it
+holds the redacted words' stems), and one that does not match the rows is ignored, never
+trusted.
 
 The store is the truth and a bound Memory follows it: before it appends, composes or redacts,
 it reads the turns other processes (or other Memories) stored since it last looked -- only the
