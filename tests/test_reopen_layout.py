@@ -188,6 +188,19 @@ def test_a_reader_that_cuts_what_the_writer_did_not_restores_its_own_cuts(
     # The same turns recorded with the reader's own cuts: the layout is the same.
     recut = round_trip(reader.to_dict())
     assert inside(Memory.from_dict(recut, index_snapshot=layout, chunk=150)) == inside(reader)
+    # Openings recorded for the pieces of a turn the record holds whole are replayed too.
+    cut = next(
+        t for t in range(len(writer)) if reader._conv.entries[reader._conv.first_entry[t]].parts > 1
+    )
+    first = reader._conv.first_entry[cut]
+    flags = reader._conv.opens[first : first + 2]
+    for second in (flags[1], not flags[1]):
+        odd = round_trip(data)
+        odd["turns"][cut]["opens"] = [flags[0], second]
+        restored.clear()
+        again = Memory.from_dict(odd, index_snapshot=layout, chunk=150)
+        assert inside(again) == inside(Memory.from_dict(odd, chunk=150))
+        assert restored == ([len(writer)] if second == flags[1] else [])
     # ...but a layout made from records holding other cuts is not this data's.
     coarse = Memory.from_dict(recut, chunk=900)
     wrong = coarse.index_snapshot(layout=True)

@@ -588,14 +588,15 @@ class Memory:
             keys, first, checked = saved.keys, 0, 0
             index: bytes | memoryview | None = index_snapshot
             if index_snapshot:
-                known, index = snapshot.load_layout(mem._conv, index_snapshot, saved.turns)
+                known, index = snapshot.load_layout(
+                    mem._conv, index_snapshot, saved.turns, saved.layouts
+                )
                 if known is not None:
                     first = mem._restore_known(known, keys)
                     checked = len(mem._conv.entries)  # their texts were checked against it
-            replay = mem._replay
-            for at in range(first, len(saved.turns)):
-                turn, opens, cuts = saved.turns[at]
-                replay(turn, opens, cuts, keys.get(at))
+            replay, turns = mem._replay, saved.turns
+            for at in range(first, len(turns)):
+                replay(turns[at], *saved.recorded(at), keys.get(at))
             if index:
                 mem._snapshot_stretches = mem._ranker.load_snapshot(index, checked)
             mem._ranker.sync()  # reopened means ready: the first compose pays nothing extra

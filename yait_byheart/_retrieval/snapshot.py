@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 from .._turns.conversation import Conversation, Shape
 from .._turns.render import Turn, searchable
@@ -132,7 +132,8 @@ _LAYOUT_MAGIC = b"BHLY"
 # closed stretch's size (u32).
 _LAYOUT_BODY = struct.Struct("<IIIIII")
 
-Record = tuple[Turn, "list[bool] | None", list[int]]  # a stored turn, its openings, its cuts
+# The openings and cuts of the stored turns whose record holds them (`read_turns`).
+Recorded = dict[int, tuple[list[bool] | None, list[int]]]
 
 
 @dataclass(slots=True)
@@ -195,11 +196,11 @@ def with_layout(conv: Conversation, index_snapshot: bytes) -> bytes:
 
 
 def load_layout(
-    conv: Conversation, snapshot: bytes, records: Sequence[Record]
+    conv: Conversation, snapshot: bytes, turns: Sequence[Turn], recorded: Recorded
 ) -> tuple[Known | None, bytes | memoryview]:
     """The layout `snapshot` carries if it was taken under `conv`'s settings from turns equal
-    to the first of `records` (else None), and the index snapshot after it (`snapshot` itself
-    if it carries no layout; empty if it is not a snapshot of this version)."""
+    to the first of `turns` as recorded (else None), and the index snapshot after it
+    (`snapshot` itself if it carries no layout; empty if it is not a snapshot of this version)."""
     if snapshot[:4] != _LAYOUT_MAGIC:
         return None, snapshot
     try:
@@ -209,18 +210,20 @@ def load_layout(
         body = view[at : at + size]
         if version != INDEX_VERSION or len(body) != size or zlib.crc32(body) != crc:
             return None, b""
-        return _known(conv, body, records), view[at + size :]
+        return _known(conv, body, turns, recorded), view[at + size :]
     except (struct.error, ValueError):
         return None, b""
 
 
-def _known(conv: Conversation, body: memoryview, records: Sequence[Record]) -> Known | None:
-    """The layout in `body` (its bytes checked), if it holds for `conv` and `records`."""
+def _known(
+    conv: Conversation, body: memoryview, given: Sequence[Turn], recorded: Recorded
+) -> Known | None:
+    """The layout in `body` (its bytes checked), if it holds for `conv` and these turns."""
     n_turns, n_entries, crc, n_words, n_stretches, n_key = _LAYOUT_BODY.unpack_from(body)
     at = _LAYOUT_BODY.size
     if bytes(body[at : at + n_key]) != _shape_key(conv.shape) or conv.turns:
         return None
-    if n_turns > len(records):
+    if n_turns > len(given):
         return None
     at += n_key
     sizes = u32_array(body, n_entries, at).tolist()
@@ -238,8 +241,8 @@ def _known(conv: Conversation, body: memoryview, records: Sequence[Record]) -> K
     # Every flag a bool; one closed stretch per opening after the first entry.
     if opens.strip(b"\x00\x01") or n_stretches != opens.count(1, 1):
         return None
-    turns = list(map(itemgetter(0), records[:n_turns]))
-    if not _as_recorded(conv, turns, records, cuts, opens) or _turns_crc(turns) != crc:
+    turns = list(given[:n_turns])
+    if not _as_recorded(conv, turns, recorded, cuts, opens) or _turns_crc(turns) != crc:
         return None
     return Known(turns, cuts, list(map(bool, opens)), sizes, stretch_sizes)
 
@@ -259,8 +262,8 @@ def _cut_turns(words: list[int], n_turns: int) -> dict[int, list[int]] | None:
 
 
 def _as_recorded(
-    conv: Conversation, turns: list[Turn], records: Sequence[Record],
-    cuts: dict[int, list[int]], opens: bytes,
+    conv: Conversation, turns: list[Turn], recorded: Recorded, cuts: dict[int, list[int]],
+    opens: bytes,
 ) -> bool:  # fmt: skip
     """Whether the layout makes the choices the records make: each turn's first opening,
     a recorded turn's cuts and openings, and `conv`'s own cuts of a turn recorded whole."""
@@ -270,15 +273,16 @@ def _as_recorded(
         first = t + extra
         firsts += opens[at : first + 1]
         at, extra = first + 1 + len(offsets), extra + len(offsets)
-        recorded_opens, recorded = records[t][1], records[t][2]
-        if recorded:
-            if recorded != offsets or bytes(recorded_opens or ()) != opens[first:at]:
+        given, recorded_cuts = recorded.get(t, (None, []))
+        if recorded_cuts:
+            if recorded_cuts != offsets or bytes(given or ()) != opens[first:at]:
                 return False
         elif conv.cuts_of(turns[t]) != offsets:
             return False
+        elif given and bytes(given[: at - first]) != opens[first : min(at, first + len(given))]:
+            return False  # openings recorded for pieces the record does not cut
     firsts += opens[at:]
     if firsts != bytes(map(attrgetter("opens"), turns)):
         return False
     # A turn recorded cut is cut the same way (checked above), never laid out whole.
-    recorded_cut = compress(range(len(turns)), map(itemgetter(2), records))
-    return all(t in cuts for t in recorded_cut)
+    return all(t in cuts for t, (_, c) in recorded.items() if c and t < len(turns))
