@@ -197,25 +197,28 @@ class _Store(StoreCore):
         user = _check_user(call, user)
         self._check_open(call)
         _give_cache(self, name, settings.get("retriever"))
-        loaded = self._b_load(name)
-        if loaded is None:
-            if not create:
-                raise self._unknown(call, name)
-            mem = self._create(call, name, user, settings)
-            if mem is not None:
-                return mem
-            # Another process created it between our read and our insert: open theirs.
+        # One collector pass after reading the rows and building the Memory from them, not
+        # one over the rows and another over all of it (each over 100,000s of objects).
+        with collector_paused():
             loaded = self._b_load(name)
-            if loaded is None:  # ...and deleted it again; vanishingly rare, so just say so
-                raise StoreConflictError(
-                    f"{call}({name!r}): created and deleted concurrently; retry"
+            if loaded is None:
+                if not create:
+                    raise self._unknown(call, name)
+                mem = self._create(call, name, user, settings)
+                if mem is not None:
+                    return mem
+                # Another process created it between our read and our insert: open theirs.
+                loaded = self._b_load(name)
+                if loaded is None:  # ...and deleted it again; vanishingly rare, so just say so
+                    raise StoreConflictError(
+                        f"{call}({name!r}): created and deleted concurrently; retry"
+                    )
+            if user is not None and loaded.user != user:
+                raise ValueError(
+                    f"{call}({name!r}, user={user!r}): the conversation belongs to user "
+                    f"{loaded.user!r}; pass that user or none"
                 )
-        if user is not None and loaded.user != user:
-            raise ValueError(
-                f"{call}({name!r}, user={user!r}): the conversation belongs to user "
-                f"{loaded.user!r}; pass that user or none"
-            )
-        mem = self._rebuild(name, loaded, settings)
+            mem = self._rebuild(name, loaded, settings)
         journal = Journal(self, name, loaded.conv, loaded.seq, mem)
         journal.snapshot_units = mem.snapshot_stretches
         self._bind(mem, journal)
@@ -232,14 +235,19 @@ class _Store(StoreCore):
             data = self._assemble(name, loaded)
             build = _memory_class().from_dict
             try:
-                return build(data, index_snapshot=loaded.snapshot, **settings)
+                mem = build(data, index_snapshot=loaded.snapshot, **settings)
             except ValueError:
                 for damage in turn_damage(name, loaded.turns):  # a turn that is not one: name it
                     raise damage.error(self._label()) from None
                 if "state" not in data:
                     raise
-            del data["state"]
-            return build(data, index_snapshot=loaded.snapshot, **settings)
+                del data["state"]
+                mem = build(data, index_snapshot=loaded.snapshot, **settings)
+            # Dropped before the collector runs again, so that its first pass (over everything
+            # built while it was paused) need not walk every row and record too.
+            del data
+            loaded.turns = []
+        return mem
 
     def _create(
         self, call: str, name: str, user: str | None, settings: dict[str, Any]
