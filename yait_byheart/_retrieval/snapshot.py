@@ -113,9 +113,11 @@ def load(
         user_index = Index.load(view[at + every_size :])
     except ValueError:
         return None
-    if len(index) != n_units or any(uid not in index for uid in range(n_units)):
+    # Every stretch in the index, the user's only stretches (set operations: in C).
+    uids = set(range(n_units))
+    if len(index) != n_units or not uids.issuperset(index.ids()):
         return None
-    if any(not 0 <= uid < n_units for uid in user_index.ids()):
+    if not uids.issuperset(user_index.ids()):
         return None
     return index, user_index
 
