@@ -357,3 +357,26 @@ def test_reopening_with_a_layout_is_reopening_without_one(
     assert Memory.from_dict(data, index_snapshot=full).compose("oven pasta") == plain.compose(
         "oven pasta"
     )
+
+
+def test_a_store_reads_the_rows_in_one_row_as_row_by_row(tmp_path: Path) -> None:
+    from yait_byheart.store._rows import joined_records
+
+    mem = Memory(budget=3_000, chunk=300)
+    talk(mem, 120)
+    with SQLiteStore(tmp_path / "chats.db") as store:
+        store.import_("c", mem.to_dict())
+        loaded = store._read("c")
+        assert loaded is not None and loaded.records is not None and loaded.turns == []
+        assert loaded.records == store.export("c")["turns"] == mem.to_dict()["turns"]
+    # Anything but turns 0 to n - 1 in order, one JSON value each, is read row by row.
+    assert joined_records(3, "0,1,2", b'{"a":1},[2],3') == [{"a": 1}, [2], 3]
+    assert joined_records(0, "", b"") == []
+    for count, idxs, records in (
+        (3, "0,2,1", b"1,2,3"),  # another order
+        (3, "0,1,3", b"1,2,3"),  # a row missing
+        (3, "0,1,2", b"1,2,3,4"),  # a row that reads as two values
+        (3, "0,1,2", b'1,{"a":,3'),  # not JSON
+        (2, "0,1", b"\xff\xfe,1"),  # not UTF-8
+    ):
+        assert joined_records(count, idxs, records) is None

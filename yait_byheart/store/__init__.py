@@ -67,7 +67,15 @@ from ._core import Loaded, StoreCore
 from ._dialects import Dialect, PostgresDialect
 from ._errors import DamagedRowError, StoreConflictError, UnknownConversationError
 from ._journal import Journal, dumps
-from ._rows import Damage, head_problem, loads, parse_turns, state_problem, turn_damage
+from ._rows import (
+    Damage,
+    head_problem,
+    joined_records,
+    loads,
+    parse_turns,
+    state_problem,
+    turn_damage,
+)
 from ._sql import SCHEMA_VERSION
 from ._vectors import StoredVectors
 
@@ -200,7 +208,7 @@ class _Store(StoreCore):
         # One collector pass after reading the rows and building the Memory from them, not
         # one over the rows and another over all of it (each over 100,000s of objects).
         with collector_paused():
-            loaded = self._b_load(name)
+            loaded = self._read(name)
             if loaded is None:
                 if not create:
                     raise self._unknown(call, name)
@@ -225,6 +233,15 @@ class _Store(StoreCore):
         journal.save_snapshot(at_least=SNAPSHOT_EVERY)
         return mem
 
+    def _read(self, name: str) -> Loaded | None:
+        """The conversation with its turn records, read in one row where the dialect can,
+        else row by row (then as the rows are, so that a damaged one is named)."""
+        loaded = self._b_load(name, joined=True)
+        if loaded is None or loaded.joined is None:
+            return loaded
+        loaded.records, loaded.joined = joined_records(*loaded.joined), None
+        return self._b_load(name) if loaded.records is None else loaded
+
     def _rebuild(self, name: str, loaded: Loaded, settings: dict[str, Any]) -> Memory:
         """The Memory the rows describe, with `settings` overriding the stored ones.
 
@@ -237,7 +254,11 @@ class _Store(StoreCore):
             try:
                 mem = build(data, index_snapshot=loaded.snapshot, **settings)
             except ValueError:
-                for damage in turn_damage(name, loaded.turns):  # a turn that is not one: name it
+                rows = loaded.turns
+                if loaded.records is not None:  # read in one row: now row by row
+                    again = self._b_load(name)
+                    rows = [] if again is None else again.turns
+                for damage in turn_damage(name, rows):  # a turn that is not one: name it
                     raise damage.error(self._label()) from None
                 if "state" not in data:
                     raise
@@ -246,7 +267,7 @@ class _Store(StoreCore):
             # Dropped before the collector runs again, so that its first pass (over everything
             # built while it was paused) need not walk every row and record too.
             del data
-            loaded.turns = []
+            loaded.turns, loaded.records = [], None
         return mem
 
     def _create(
@@ -458,7 +479,10 @@ class _Store(StoreCore):
         if problem is not None:
             raise Damage(name, "conversations", None, problem).error(label)
         data: dict[str, Any] = loads(loaded.head)
-        data["turns"] = parse_turns(label, name, loaded.turns)
+        if loaded.records is not None:  # read by `_read`
+            data["turns"] = loaded.records
+        else:
+            data["turns"] = parse_turns(label, name, loaded.turns)
         if loaded.state is not None and state_problem(loaded.state) is None:
             data["state"] = loads(loaded.state)  # absent only if imported data had no state
         return data

@@ -119,6 +119,21 @@ def parse_turns(
     raise Damage(name, "turns", start, "the rows do not parse together").error(store)
 
 
+def joined_records(count: int, idxs: str, records: bytes) -> list[Any] | None:
+    """The records of `count` turn rows read in one row (`Loaded.joined`): `idxs` and
+    `records` joined by commas in the same order. None unless they are turns 0 to count - 1
+    in that order, each one JSON value: then the rows are read one by one, a bad one named."""
+    if count == 0:
+        return []
+    if idxs != ",".join(map(str, range(count))):
+        return None
+    try:
+        value = json.loads(b"[" + records + b"]")
+    except ValueError:
+        return None
+    return value if type(value) is list and len(value) == count else None
+
+
 def turn_records(
     store: str, name: str, rows: Sequence[tuple[int, Raw]], start: int | None = None
 ) -> list[tuple[int, dict[str, Any]]]:
