@@ -569,7 +569,8 @@ class Memory:
             data: What `to_dict` returned (after a JSON round trip, if you like).
             index_snapshot: Bytes from `Memory.index_snapshot`, as stores keep them: used
                 instead of re-indexing when they match the turns, ignored otherwise
-                (default None: re-index).
+                (default None: re-index). With the layout, the turns it holds are stored as
+                measured then, if the settings it depends on and the turns are the same.
             **settings: Settings overriding the saved ones (any `Memory` argument); they must
                 supply every callable the data names.
 
