@@ -380,3 +380,27 @@ def test_a_store_reads_the_rows_in_one_row_as_row_by_row(tmp_path: Path) -> None
         (2, "0,1", b"\xff\xfe,1"),  # not UTF-8
     ):
         assert joined_records(count, idxs, records) is None
+
+
+def test_rows_past_sqlites_longest_string_are_read_one_by_one(
+    tmp_path: Path, restored: list[int]
+) -> None:
+    import sqlite3
+
+    mem = Memory(budget=20_000, chunk=20_000)
+    talk(mem, 120)
+    for k in range(10):  # long turns, whole: the rows outgrow the snapshot
+        mem.append("user" if k % 2 else "assistant", sentence(k, 1_200))
+    with SQLiteStore(tmp_path / "chats.db") as store:
+        store.import_("c", mem.to_dict())
+        loaded = store._b_load("c")
+        assert loaded is not None and loaded.snapshot is not None
+        rows = sum(len(raw) for _i, raw in loaded.turns)
+        longest = max(len(loaded.snapshot), *(len(raw) for _i, raw in loaded.turns))
+        assert longest < rows
+        # Every row and the snapshot fit, the rows joined do not.
+        store._conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, longest + 1)
+        again = store._read("c")
+        assert again is not None and again.records is None and len(again.turns) == len(mem)
+        assert inside(store.open("c")) == inside(mem)
+        assert restored == [len(mem)]

@@ -199,8 +199,11 @@ class StoreCore:
             turns: list[Any] = []
             if together:
                 statement = dialect.joined_turns.format(s=dialect.prefix)
-                count, idxs, records = conn.execute(statement, (row[0],)).fetchone()
-            else:
+                try:
+                    count, idxs, records = conn.execute(statement, (row[0],)).fetchone()
+                except dialect.errors:  # past SQLite's longest string (1 GB): row by row
+                    together = False
+            if not together:
                 turns = conn.execute(q["turns"], (row[0],)).fetchall()
             state = conn.execute(q["state"], (row[0],)).fetchone()
             snapshot = conn.execute(q["snapshot"], (row[0],)).fetchone()
