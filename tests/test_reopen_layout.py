@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import yait_byheart.memory as memory_module
 from yait_byheart import Memory, Tuning
 from yait_byheart._retrieval import snapshot
-from yait_byheart._turns.conversation import Conversation
+from yait_byheart._turns.conversation import Conversation, restore
 from yait_byheart.store import SQLiteStore
 
 WORDS = (
@@ -83,16 +84,15 @@ def inside(mem: Memory) -> dict[str, Any]:
 
 @pytest.fixture
 def restored(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many turns each `Conversation.restore` stored (one entry per reopening that used
+    """How many turns each `conversation.restore` stored (one entry per reopening that used
     a layout)."""
     calls: list[int] = []
-    real = Conversation.restore
 
-    def spy(self: Conversation, turns: Any, *args: Any) -> None:
+    def spy(conv: Conversation, turns: Any, *args: Any) -> None:
         calls.append(len(turns))
-        real(self, turns, *args)
+        restore(conv, turns, *args)
 
-    monkeypatch.setattr(Conversation, "restore", spy)
+    monkeypatch.setattr(memory_module, "restore", spy)
     return calls
 
 

@@ -28,7 +28,7 @@ from ._record import state as _state
 from ._retrieval import snapshot
 from ._retrieval.ranker import Ranker
 from ._text.tokens import shared_tokenizer
-from ._turns.conversation import Conversation, Layout, Shape
+from ._turns.conversation import Conversation, Layout, Shape, restore
 from ._turns.ingest import check_date_order, make_turn
 from ._turns.render import SAID, Turn
 from ._turns.settings import Tuning
@@ -407,7 +407,7 @@ class Memory:
     def _restore_known(self, known: snapshot.Known, keys: dict[int, str]) -> int:
         """Store the turns a snapshot's layout holds as it says; how many."""
         n = len(known.turns)
-        self._conv.restore(known.turns, known.cuts, known.opens, known.sizes, known.stretch_sizes)
+        restore(self._conv, known.turns, known.cuts, known.opens, known.sizes, known.stretch_sizes)
         for index, key in keys.items():  # unique: `load.parse` checked them
             if index < n:
                 self._keys[key] = index

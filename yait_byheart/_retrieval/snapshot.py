@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import compress
 from operator import attrgetter
 
-from .._turns.conversation import Conversation, Shape
+from .._turns.conversation import Conversation, Shape, cuts_of
 from .._turns.render import Turn, searchable
 from .bm25 import Index
 from .codec import u32_array, u32_bytes
@@ -141,7 +141,7 @@ Recorded = dict[int, tuple[list[bool] | None, list[int]]]
 @dataclass(slots=True)
 class Known:
     """The first turns of a conversation as laid out and measured when a snapshot was taken
-    (what `Conversation.restore` takes)."""
+    (what `conversation.restore` takes)."""
 
     turns: list[Turn]
     cuts: dict[int, list[int]]  # turn -> its cut offsets, for the turns cut into pieces
@@ -279,7 +279,7 @@ def _as_recorded(
         if recorded_cuts:
             if recorded_cuts != offsets or bytes(given or ()) != opens[first:at]:
                 return False
-        elif conv.cuts_of(turns[t]) != offsets:
+        elif cuts_of(conv, turns[t]) != offsets:
             return False
         elif given and bytes(given[: at - first]) != opens[first : min(at, first + len(given))]:
             return False  # openings recorded for pieces the record does not cut
