@@ -25,9 +25,10 @@ from ._compose.composer import Composer, Request
 from ._compose.external import Admission
 from ._record import load
 from ._record import state as _state
+from ._retrieval import snapshot
 from ._retrieval.ranker import Ranker
 from ._text.tokens import shared_tokenizer
-from ._turns.conversation import Conversation, Layout, Shape
+from ._turns.conversation import Conversation, Layout, Shape, restore
 from ._turns.ingest import check_date_order, make_turn
 from ._turns.render import SAID, Turn
 from ._turns.settings import Tuning
@@ -194,6 +195,7 @@ class Memory:
         self._fits: dict[str, Any] | None = None  # what the kept context was chosen for
         self._contended = False  # another writer appended while this one waited, lately
         self._snapshot_stretches = 0
+        self._redacted_here = False  # a turn was blanked since this Memory was built
 
     def __len__(self) -> int:
         return len(self._conv)
@@ -402,6 +404,16 @@ class Memory:
             self._keys[staged.key] = staged.index
             self._key_at[staged.index] = staged.key
 
+    def _restore_known(self, known: snapshot.Known, keys: dict[int, str]) -> int:
+        """Store the turns a snapshot's layout holds as it says; how many."""
+        n = len(known.turns)
+        restore(self._conv, known.turns, known.cuts, known.opens, known.sizes, known.stretch_sizes)
+        for index, key in keys.items():  # unique: `load.parse` checked them
+            if index < n:
+                self._keys[key] = index
+                self._key_at[index] = key
+        return n
+
     def _replay(
         self, turn: Turn, opens: list[bool] | None, cuts: list[int], key: str | None
     ) -> None:
@@ -467,6 +479,7 @@ class Memory:
             self._composer.stats["redactions"] += 1
 
     def _blank(self, index: int, new: Turn) -> None:
+        self._redacted_here = True
         touched = self._conv.touched_by(index)
         self._ranker.forget(touched)
         self._conv.blank(index, new)
@@ -556,7 +569,8 @@ class Memory:
             data: What `to_dict` returned (after a JSON round trip, if you like).
             index_snapshot: Bytes from `Memory.index_snapshot`, as stores keep them: used
                 instead of re-indexing when they match the turns, ignored otherwise
-                (default None: re-index).
+                (default None: re-index). With the layout, the turns it holds are stored as
+                measured then, if the settings it depends on and the turns are the same.
             **settings: Settings overriding the saved ones (any `Memory` argument); they must
                 supply every callable the data names.
 
@@ -572,11 +586,20 @@ class Memory:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"Memory.from_dict: config is not valid: {exc}") from exc
         with load.collector_paused():
-            keys = saved.keys
-            for index, (turn, opens, cuts) in enumerate(saved.turns):
-                mem._replay(turn, opens, cuts, keys.get(index))
+            keys, first, checked = saved.keys, 0, 0
+            index: bytes | memoryview | None = index_snapshot
             if index_snapshot:
-                mem._snapshot_stretches = mem._ranker.load_snapshot(index_snapshot)
+                known, index = snapshot.load_layout(
+                    mem._conv, index_snapshot, saved.turns, saved.layouts
+                )
+                if known is not None:
+                    first = mem._restore_known(known, keys)
+                    checked = len(mem._conv.entries)  # their texts were checked against it
+            replay, turns = mem._replay, saved.turns
+            for at in range(first, len(turns)):
+                replay(turns[at], *saved.recorded(at), keys.get(at))
+            if index:
+                mem._snapshot_stretches = mem._ranker.load_snapshot(index, checked)
             mem._ranker.sync()  # reopened means ready: the first compose pays nothing extra
         mem._restore_state(saved)
         return mem
@@ -607,10 +630,19 @@ class Memory:
             self._journal = journal
             self._shared = journal if isinstance(journal, SharedJournal) else None
 
-    def index_snapshot(self) -> bytes:
-        """The retrieval index of the closed stretches as bytes, for `from_dict` (stores)."""
+    def index_snapshot(self, *, layout: bool = False) -> bytes:
+        """The retrieval index of the closed stretches as bytes, for `from_dict` (stores).
+
+        With `layout` (what stores keep), also how every turn was cut and measured, so that
+        `from_dict` need not measure them again: kept only for characters as the measure, and
+        only if no turn was redacted since this Memory was built (a redaction changes what
+        later turns were measured against, which the stored turns then no longer tell).
+        """
         with self._lock:
-            return self._ranker.dump_snapshot()
+            data = self._ranker.dump_snapshot()
+            if layout and not self._redacted_here:
+                data = snapshot.with_layout(self._conv, data)
+            return data
 
     @property
     def stretch_count(self) -> int:

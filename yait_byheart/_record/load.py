@@ -10,7 +10,7 @@ from typing import Any
 
 from .._turns.render import Turn
 from .._turns.settings import Tuning
-from .state import FORMAT, VERSION, expect, read_key, read_stats, read_turn
+from .state import FORMAT, VERSION, Recorded, expect, read_key, read_stats, read_turns
 
 CONFIG_KEYS = ("budget", "chunk", "stability", "external_margin", "external_share",
                "external_max", "resolve_time", "date_order", "ceiling", "language", "callables",
@@ -30,12 +30,19 @@ def _fail(what: str) -> ValueError:
 @dataclass
 class Saved:
     config: dict[str, Any]
-    turns: list[tuple[Turn, list[bool] | None, list[int]]]
+    turns: list[Turn]
+    # The openings and cuts of the turns whose record is not plain (`state.read_turns`).
+    layouts: dict[int, Recorded]
     growth: float | None
     stats: dict[str, int]
     context: dict[str, Any] | None
     context_readable: bool = True
     keys: dict[int, str] = field(default_factory=dict)  # turn index -> idempotency key
+
+    def recorded(self, index: int) -> Recorded:
+        """Turn `index`'s stretch openings and cut offsets, as its record holds them."""
+        found = self.layouts.get(index)
+        return ([self.turns[index].opens], []) if found is None else found
 
 
 def parse(raw: object, settings: dict[str, Any]) -> Saved:
@@ -57,15 +64,15 @@ def parse(raw: object, settings: dict[str, Any]) -> Saved:
     config = _config(expect(data.get("config", {}), dict, "config"), settings)
     raw_turns: list[Any] = expect(data.get("turns"), list, "turns")
     with collector_paused():  # a turn each: many small objects, no cycles
-        turns = [read_turn(r, i) for i, r in enumerate(raw_turns)]
+        turns, layouts = read_turns(raw_turns)
     state = expect(data.get("state", {}), dict, "state")
     growth = expect(state.get("growth", 0.0), (int, float), "state.growth")
     context = state.get("context")
     if context is not None:
         expect(context, dict, "state.context")
     # Version 1 named turns, not entries: its context holds only if no turn is cut now.
-    readable = version >= 2 or all(not cuts for _, _, cuts in turns)
-    saved = Saved(config, turns, float(growth) if "growth" in state else None,
+    readable = version >= 2 or all(not cuts for _, cuts in layouts.values())
+    saved = Saved(config, turns, layouts, float(growth) if "growth" in state else None,
                   read_stats(state.get("stats", {})), context, readable,
                   _keys(raw_turns))  # fmt: skip
     return saved
@@ -75,8 +82,9 @@ def _keys(raw_turns: list[Any]) -> dict[int, str]:
     """The turns' idempotency keys by index; a key on two turns means the data was edited."""
     keys: dict[int, str] = {}
     seen: dict[str, int] = {}
-    for index, raw in enumerate(raw_turns):
-        key = read_key(raw, index)
+    # Only the records holding one are read (every record is a dict: `read_turns` checked).
+    for index in [i for i, raw in enumerate(raw_turns) if "key" in raw]:
+        key = read_key(raw_turns[index], index)
         if key is None:
             continue
         if key in seen:

@@ -12,6 +12,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import compress, repeat
+from operator import attrgetter
 
 from .pieces import cut
 from .render import (
@@ -467,3 +469,71 @@ class Conversation:
         first = self.first_entry[index]
         entries = self.entries[first : first + self.entries[first].parts]
         return self.opens[first : first + len(entries)], [e.start for e in entries[1:]]
+
+
+# -- reopening ------------------------------------------------------------------------------
+# Functions, not methods: the class the live loop runs stays as it was (its append was ~1% slower
+# in ab-revision with these among its methods).
+
+
+def restore(
+    conv: Conversation, turns: list[Turn], cuts: dict[int, list[int]], opens: list[bool],
+    sizes: list[int], stretch_sizes: list[int],
+) -> None:  # fmt: skip
+    """Store `turns`, into empty `conv`, as `add` would with the layouts they had
+    when measured before: `cuts` for the turns cut into pieces, `opens` and `sizes` per
+    entry, `stretch_sizes` per closed stretch. Reopening renders and measures nothing.
+
+    Only for characters as the measure: the stretch sizes are then read lazily, as here.
+    """
+    assert not conv.turns and conv.shape.measure is len
+    # Each a pass in C where it can: this runs for every turn of a reopened conversation.
+    lengths = list(map(len, map(attrgetter("shown"), turns)))
+    with_tools = list(compress(range(len(turns)), map(attrgetter("tools"), turns)))
+    for t in with_tools:
+        lengths[t] = len(searchable(turns[t]))
+    entries, first_entry = conv.entries, conv.first_entry
+    done = 0
+    for t, offsets in cuts.items():  # ascending; whole turns in between, in bulk
+        _restore_whole(conv, lengths, done, t)
+        first_entry.append(len(entries))
+        bounds = [0, *offsets, lengths[t]]
+        parts = len(bounds) - 1
+        entries += [Entry(t, p, parts, bounds[p], bounds[p + 1]) for p in range(parts)]
+        done = t + 1
+    _restore_whole(conv, lengths, done, len(turns))
+    conv.turns = turns
+    conv.sizes, conv.opens = sizes, opens
+    # `_add_entry` closes the open stretch at every opening entry but the first.
+    closes = [i for i in compress(range(len(opens)), opens) if i > 0]
+    conv.starts = [0, *closes[:-1]] if closes else []
+    conv.open_start = closes[-1] if closes else 0
+    assert len(stretch_sizes) == len(conv.starts)
+    conv._stretch_sizes = stretch_sizes
+    conv.joins = [-1] * len(conv.starts)
+    conv.total_size = sum(sizes)
+    conv.open_size = sum(sizes[conv.open_start :])
+    silent = compress(range(len(turns)), map(attrgetter("silent"), turns))
+    conv.silent_entries = sum(entries[first_entry[t]].parts for t in silent)
+    for t in with_tools:  # as `add` pairs them
+        first = first_entry[t]
+        for tool in turns[t].tools:
+            if tool["type"] == "tool_call":
+                if first >= conv.open_start:  # a call in a closed stretch was reset
+                    conv.open_calls[tool["id"]] = first
+                conv.calls[tool["id"]] = t
+            else:
+                conv.answered[tool["id"]] = t
+
+
+def _restore_whole(conv: Conversation, lengths: list[int], start: int, end: int) -> None:
+    """Turns `start` to `end`, each one entry, stored by `restore`."""
+    n = len(conv.entries)
+    conv.first_entry += range(n, n + end - start)
+    conv.entries += map(Entry, range(start, end), repeat(0), repeat(1), repeat(0),
+                        lengths[start:end])  # fmt: skip
+
+
+def cuts_of(conv: Conversation, turn: Turn) -> list[int]:
+    """Where `conv` cuts `turn` when laid out with no cuts given (as `layout` cuts it)."""
+    return [] if turn.silent else conv._cuts(turn, searchable(turn))

@@ -27,9 +27,11 @@ Reopening a long conversation would mean tokenizing and indexing every stretch a
 of the 3 s it took at 100,000 turns).  The store therefore keeps a snapshot of the retrieval
 index beside the rows, written when a conversation is imported, when reopening had to re-index
 at least ``SNAPSHOT_EVERY`` stretches, and on ``close`` for each bound Memory that has grown that
-much since; reopening loads it and indexes only the stretches after it.  A snapshot is derived
-data: a redaction deletes it in the same transaction (it holds the redacted words' stems), and
-one that does not match the rows is ignored, never trusted.
+much since; reopening loads it and indexes only the stretches after it.  It also carries the
+conversation's layout (each turn's cuts and measured sizes), so reopening measures no turn it
+holds again.  A snapshot is derived data: a redaction deletes it in the same transaction (it
+holds the redacted words' stems), and one that does not match the rows is ignored, never
+trusted.
 
 The store is the truth and a bound Memory follows it: before it appends, composes or redacts,
 it reads the turns other processes (or other Memories) stored since it last looked -- only the
@@ -65,7 +67,15 @@ from ._core import Loaded, StoreCore
 from ._dialects import Dialect, PostgresDialect
 from ._errors import DamagedRowError, StoreConflictError, UnknownConversationError
 from ._journal import Journal, dumps
-from ._rows import Damage, head_problem, loads, parse_turns, state_problem, turn_damage
+from ._rows import (
+    Damage,
+    head_problem,
+    joined_records,
+    loads,
+    parse_turns,
+    state_problem,
+    turn_damage,
+)
 from ._sql import SCHEMA_VERSION
 from ._vectors import StoredVectors
 
@@ -195,30 +205,42 @@ class _Store(StoreCore):
         user = _check_user(call, user)
         self._check_open(call)
         _give_cache(self, name, settings.get("retriever"))
-        loaded = self._b_load(name)
-        if loaded is None:
-            if not create:
-                raise self._unknown(call, name)
-            mem = self._create(call, name, user, settings)
-            if mem is not None:
-                return mem
-            # Another process created it between our read and our insert: open theirs.
-            loaded = self._b_load(name)
-            if loaded is None:  # ...and deleted it again; vanishingly rare, so just say so
-                raise StoreConflictError(
-                    f"{call}({name!r}): created and deleted concurrently; retry"
+        # One collector pass after reading the rows and building the Memory from them, not
+        # one over the rows and another over all of it (each over 100,000s of objects).
+        with collector_paused():
+            loaded = self._read(name)
+            if loaded is None:
+                if not create:
+                    raise self._unknown(call, name)
+                mem = self._create(call, name, user, settings)
+                if mem is not None:
+                    return mem
+                # Another process created it between our read and our insert: open theirs.
+                loaded = self._b_load(name)
+                if loaded is None:  # ...and deleted it again; vanishingly rare, so just say so
+                    raise StoreConflictError(
+                        f"{call}({name!r}): created and deleted concurrently; retry"
+                    )
+            if user is not None and loaded.user != user:
+                raise ValueError(
+                    f"{call}({name!r}, user={user!r}): the conversation belongs to user "
+                    f"{loaded.user!r}; pass that user or none"
                 )
-        if user is not None and loaded.user != user:
-            raise ValueError(
-                f"{call}({name!r}, user={user!r}): the conversation belongs to user "
-                f"{loaded.user!r}; pass that user or none"
-            )
-        mem = self._rebuild(name, loaded, settings)
+            mem = self._rebuild(name, loaded, settings)
         journal = Journal(self, name, loaded.conv, loaded.seq, mem)
         journal.snapshot_units = mem.snapshot_stretches
         self._bind(mem, journal)
         journal.save_snapshot(at_least=SNAPSHOT_EVERY)
         return mem
+
+    def _read(self, name: str) -> Loaded | None:
+        """The conversation with its turn records, read in one row where the dialect can,
+        else row by row (then as the rows are, so that a damaged one is named)."""
+        loaded = self._b_load(name, joined=True)
+        if loaded is None or loaded.joined is None:
+            return loaded
+        loaded.records, loaded.joined = joined_records(*loaded.joined), None
+        return self._b_load(name) if loaded.records is None else loaded
 
     def _rebuild(self, name: str, loaded: Loaded, settings: dict[str, Any]) -> Memory:
         """The Memory the rows describe, with `settings` overriding the stored ones.
@@ -230,14 +252,23 @@ class _Store(StoreCore):
             data = self._assemble(name, loaded)
             build = _memory_class().from_dict
             try:
-                return build(data, index_snapshot=loaded.snapshot, **settings)
+                mem = build(data, index_snapshot=loaded.snapshot, **settings)
             except ValueError:
-                for damage in turn_damage(name, loaded.turns):  # a turn that is not one: name it
+                rows = loaded.turns
+                if loaded.records is not None:  # read in one row: now row by row
+                    again = self._b_load(name)
+                    rows = [] if again is None else again.turns
+                for damage in turn_damage(name, rows):  # a turn that is not one: name it
                     raise damage.error(self._label()) from None
                 if "state" not in data:
                     raise
-            del data["state"]
-            return build(data, index_snapshot=loaded.snapshot, **settings)
+                del data["state"]
+                mem = build(data, index_snapshot=loaded.snapshot, **settings)
+            # Dropped before the collector runs again, so that its first pass (over everything
+            # built while it was paused) need not walk every row and record too.
+            del data
+            loaded.turns, loaded.records = [], None
+        return mem
 
     def _create(
         self, call: str, name: str, user: str | None, settings: dict[str, Any]
@@ -297,7 +328,7 @@ class _Store(StoreCore):
         if not isinstance(turns, list):
             raise ValueError(f"{call}: data has no 'turns' list; pass Memory.to_dict() output")
         try:
-            snapshot = _memory_class().from_dict(dict(data)).index_snapshot()
+            snapshot = _memory_class().from_dict(dict(data)).index_snapshot(layout=True)
             head = dumps({k: v for k, v in data.items() if k not in ("turns", "state")})
             rows = [dumps(t) for t in turns]
             state = dumps(data["state"]) if "state" in data else None
@@ -448,7 +479,10 @@ class _Store(StoreCore):
         if problem is not None:
             raise Damage(name, "conversations", None, problem).error(label)
         data: dict[str, Any] = loads(loaded.head)
-        data["turns"] = parse_turns(label, name, loaded.turns)
+        if loaded.records is not None:  # read by `_read`
+            data["turns"] = loaded.records
+        else:
+            data["turns"] = parse_turns(label, name, loaded.turns)
         if loaded.state is not None and state_problem(loaded.state) is None:
             data["state"] = loads(loaded.state)  # absent only if imported data had no state
         return data

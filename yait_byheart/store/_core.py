@@ -45,6 +45,10 @@ class Loaded:
     turns: list[tuple[int, Raw]]
     state: Raw | None
     snapshot: bytes | None = None
+    # Instead of `turns` (`_b_load(joined=True)`): the rows' count, idx and records joined
+    # (`Dialect.joined_turns`), then the records once `joined_records` has read them.
+    joined: tuple[int, str, bytes] | None = None
+    records: list[Any] | None = None
 
     @classmethod
     def from_rows(cls, row: Any, turns: list[tuple[int, Raw]], state: Any, snapshot: Any) -> Loaded:
@@ -182,17 +186,31 @@ class StoreCore:
             raise
         dialect.after_setup(conn)
 
-    def _b_load(self, name: str) -> Loaded | None:
-        q = self._dialect.sql
+    def _b_load(self, name: str, *, joined: bool = False) -> Loaded | None:
+        """The conversation as stored; with `joined`, its turn rows in one row where the
+        dialect can (`Loaded.joined`, not `Loaded.turns`)."""
+        q, dialect = self._dialect.sql, self._dialect
+        together = joined and bool(dialect.joined_turns)
         # A long conversation's rows are many small objects: no collector passes over them.
-        with collector_paused(), self._lock, self._transaction(self._dialect.read_begin) as conn:
+        with collector_paused(), self._lock, self._transaction(dialect.read_begin) as conn:
             row = conn.execute(q["conversation"], (name,)).fetchone()
             if row is None:
                 return None
-            turns = conn.execute(q["turns"], (row[0],)).fetchall()
+            turns: list[Any] = []
+            if together:
+                statement = dialect.joined_turns.format(s=dialect.prefix)
+                try:
+                    count, idxs, records = conn.execute(statement, (row[0],)).fetchone()
+                except dialect.errors:  # past SQLite's longest string (1 GB): row by row
+                    together = False
+            if not together:
+                turns = conn.execute(q["turns"], (row[0],)).fetchall()
             state = conn.execute(q["state"], (row[0],)).fetchone()
             snapshot = conn.execute(q["snapshot"], (row[0],)).fetchone()
-        return Loaded.from_rows(row, turns, state, snapshot)
+        loaded = Loaded.from_rows(row, turns, state, snapshot)
+        if together:
+            loaded.joined = (int(count), str(idxs or ""), bytes(records or b""))
+        return loaded
 
     def _b_create(
         self,

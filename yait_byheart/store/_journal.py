@@ -55,7 +55,7 @@ class Journal:
         if mem.stretch_count - self.snapshot_units < max(1, at_least):
             return
         # Taken before the sequence number: a write in between only makes it a valid prefix.
-        data = mem.index_snapshot()
+        data = mem.index_snapshot(layout=True)
         seq = self._seq
         # Written only if no other writer changed the conversation meanwhile (seq unchanged):
         # then these rows are exactly what the snapshot was built from.
