@@ -472,8 +472,8 @@ class Conversation:
 
 
 # -- reopening ------------------------------------------------------------------------------
-# Functions, not methods: the class the live loop runs stays as it was (its append was ~1% slower
-# in ab-revision with these among its methods).
+# What `layout` and `add` would build for turns measured before, built in bulk: a store's
+# snapshot holds those measurements (`_retrieval/snapshot.py`).
 
 
 def restore(
