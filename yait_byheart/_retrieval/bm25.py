@@ -16,25 +16,32 @@ import heapq
 import math
 import struct
 from array import array
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate
+from bisect import bisect_left
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import pairwise
 
 from .._text.tokens import term_counts, tokenize
-from .codec import u32_array, u32_bytes
+from .codec import U32, u32_array, u32_bytes
 
 K1 = 1.2
 B = 0.75
 
-# Index.dump layout: a header, then arrays of little-endian 4-byte unsigned ints.
-_DUMP_MAGIC = b"BHIX"
+# Index.dump layout: a header, then arrays of little-endian 4-byte unsigned ints. "BHI2" dumps
+# hold each term's postings in ascending document order; "BHIX" ones (before) may not.
+_DUMP_MAGIC = b"BHI2"
+_DUMP_UNSORTED = b"BHIX"
 _DUMP_HEADER = struct.Struct("<4sIIII")  # magic, documents, terms, postings, term bytes
 # Lists at least this long are kept in (tf, length) groups for `Index.head` to skip.
 _BANDED = 256
+# A grouped list held by at least 1/_DENSE of the documents also gets a byte per document
+# (its tf, 0 if absent): looking scored documents up there beats walking the list, and costs
+# at most _DENSE bytes a posting (the sorted arrays cost 5).
+_DENSE = 32
 # Bounds are raised by this factor so float rounding cannot make one fall short of a sum.
 _SLACK = 1.0 + 1e-9
 Scores = dict[int, float]  # document id -> score so far
-_PACKED: dict[int, int] = {}  # a loaded term's postings not built yet: never read or changed
+Bands = dict[int, dict[int, "array[int]"]]  # tf -> document length -> document ids
 
 
 def idf(df: int, n_docs: int) -> float:
@@ -60,6 +67,84 @@ def term_weight(tf: int, doc_len: int, avg_len: float, k1: float = K1, b: float 
     return tf * (k1 + 1.0) / (tf + norm)
 
 
+class Postings(Mapping[int, int]):
+    """One term's postings: the documents holding it, ascending, and each one's count (tf).
+
+    Two parallel arrays, ~5 bytes a posting where a dict of ints took ~38 (100,000 turns hold
+    1.8 million postings). A look-up is a binary search; counts are bytes until one exceeds 255.
+
+    Examples:
+        >>> p = Postings(); p.put(7, 2); p.put(3, 300); p.put(9, 1)
+        >>> list(p.items()), 3 in p, 4 in p, len(p)
+        ([(3, 300), (7, 2), (9, 1)], True, False, 3)
+    """
+
+    __slots__ = ("ids", "tfs")
+
+    def __init__(self, ids: array[int] | None = None, tfs: array[int] | None = None) -> None:
+        self.ids: array[int] = array(U32) if ids is None else ids
+        self.tfs: array[int] = array("B") if tfs is None else tfs
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.ids)
+
+    def _at(self, doc_id: object) -> int:
+        """Where `doc_id` is in `ids`, or -1."""
+        if not isinstance(doc_id, int):
+            return -1
+        ids = self.ids
+        i = bisect_left(ids, doc_id)
+        return i if i < len(ids) and ids[i] == doc_id else -1
+
+    def __contains__(self, doc_id: object) -> bool:
+        return self._at(doc_id) >= 0
+
+    def __getitem__(self, doc_id: int) -> int:
+        i = self._at(doc_id)
+        if i < 0:
+            raise KeyError(doc_id)
+        return self.tfs[i]
+
+    def append(self, doc_id: int, tf: int) -> None:
+        """Add a document above every one held."""
+        self.ids.append(doc_id)
+        try:
+            self.tfs.append(tf)
+        except OverflowError:  # a count above 255: 4-byte counts from now on
+            self.tfs = array(U32, self.tfs)
+            self.tfs.append(tf)
+
+    def put(self, doc_id: int, tf: int) -> None:
+        """Add a document not held, wherever its id falls (a binary search and a move)."""
+        ids = self.ids
+        if not ids or ids[-1] < doc_id:
+            self.append(doc_id, tf)
+            return
+        i = bisect_left(ids, doc_id)
+        ids.insert(i, doc_id)
+        try:
+            self.tfs.insert(i, tf)
+        except OverflowError:
+            self.tfs = array(U32, self.tfs)
+            self.tfs.insert(i, tf)
+
+    def pop(self, doc_id: int) -> int | None:
+        """Remove a document; its count, or None if it was not held."""
+        i = self._at(doc_id)
+        if i < 0:
+            return None
+        tf = self.tfs[i]
+        del self.ids[i]
+        del self.tfs[i]
+        return tf
+
+
+_EMPTY = Postings()  # `holding` of a term no document holds: never changed
+
+
 class Index:
     """An inverted index that grows and shrinks one document at a time.
 
@@ -69,12 +154,11 @@ class Index:
     """
 
     __slots__ = (
-        "_bands", "_lengths", "_max_tf", "_min_len", "_packed", "_packed_lists", "_postings",
-        "_total_len",
+        "_bands", "_cols", "_lengths", "_max_tf", "_min_len", "_postings", "_top", "_total_len",
     )  # fmt: skip
 
     def __init__(self) -> None:
-        self._postings: dict[str, dict[int, int]] = {}
+        self._postings: dict[str, Postings] = {}
         self._lengths: dict[int, int] = {}
         self._total_len = 0
         # Largest tf seen per term: an upper bound for pruning (never lowered on removal,
@@ -83,12 +167,12 @@ class Index:
         self._min_len: int | None = None
         # Postings of long lists again, grouped by tf then document length (see `_banded`):
         # built when a query first needs a term's bands, then kept up to date by add/remove.
-        self._bands: dict[str, dict[int, dict[int, list[int]]]] = {}
-        # A loaded index builds a term's postings on its first use (`_unpack`): a reopened
-        # conversation's first compose reads a few lists of thousands. Until then the term maps
-        # to _PACKED in `_postings` (its place kept) and to its slice of these arrays here.
-        self._packed: dict[str, tuple[int, int]] = {}
-        self._packed_lists: tuple[array[int], array[int]] | None = None
+        self._bands: dict[str, Bands] = {}
+        # A byte per document of dense grouped lists, its tf (see `_column`): built and kept
+        # like the bands, dropped if the term's counts outgrow a byte or its list thins out.
+        self._cols: dict[str, bytearray] = {}
+        # The largest id ever added: a document above it goes at the end of every list.
+        self._top = -1
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -102,40 +186,26 @@ class Index:
 
     def holding(self, term: str) -> Mapping[int, int]:
         """The documents holding `term`, each with its count (empty if none)."""
-        if self._packed:
-            self._unpack((term,))
-        return self._postings.get(term, {})
-
-    def _unpack(self, terms: Iterable[str]) -> None:
-        """Build the postings of those of `terms` still packed (see `load`)."""
-        packed, lists = self._packed, self._packed_lists
-        assert lists is not None
-        docs, tfs = lists
-        for term in terms:
-            where = packed.pop(term, None)
-            if where is not None:
-                counts = tfs[where[0] : where[1]]
-                self._postings[term] = dict(zip(docs[where[0] : where[1]], counts, strict=True))
-                self._max_tf[term] = max(counts, default=1)
-        if not packed:
-            self._packed_lists = None
+        return self._postings.get(term, _EMPTY)
 
     def _df(self, term: str) -> int:
-        """How many documents hold indexed `term`, without unpacking it."""
-        where = self._packed.get(term)
-        return len(self._postings[term]) if where is None else where[1] - where[0]
+        """How many documents hold indexed `term`."""
+        return len(self._postings[term])
 
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
         if doc_id in self._lengths:
             raise ValueError(f"Index.add: document {doc_id} is already indexed; remove it first")
-        if self._packed:
-            self._unpack(counts)
+        if not 0 <= doc_id < 1 << 32:
+            raise ValueError(f"Index.add: document id {doc_id} is outside 0 to 2**32 - 1")
         length = sum(counts.values())
         self._lengths[doc_id] = length
         self._total_len += length
         if self._min_len is not None and length < self._min_len:
             self._min_len = length
+        last = doc_id > self._top  # the usual case: above every id, so appended to each list
+        if last:
+            self._top = doc_id
         postings = self._postings
         max_tf = self._max_tf
         bands = self._bands
@@ -143,55 +213,83 @@ class Index:
         for term, tf in counts.items():
             entry = get(term)
             if entry is None:
-                postings[term] = {doc_id: tf}
+                postings[term] = entry = Postings()
+                entry.append(doc_id, tf)
                 max_tf[term] = tf
+                continue
+            if last:
+                entry.append(doc_id, tf)
             else:
-                entry[doc_id] = tf
-                if tf > 1 and tf > max_tf[term]:
-                    max_tf[term] = tf
-                if bands:  # none before a query first bands a long list (a cold index)
-                    by_tf = bands.get(term)
-                    if by_tf is not None:
-                        by_tf.setdefault(tf, {}).setdefault(length, []).append(doc_id)
+                entry.put(doc_id, tf)
+            if tf > 1 and tf > max_tf[term]:
+                max_tf[term] = tf
+            if bands:  # none before a query first bands a long list (a cold index)
+                by_tf = bands.get(term)
+                if by_tf is not None:
+                    self._band_add(term, by_tf, doc_id, tf, length)
+
+    def _band_add(self, term: str, by_tf: Bands, doc_id: int, tf: int, length: int) -> None:
+        """Put a document just added into `term`'s groups (and its column, if it has one)."""
+        by_len = by_tf.get(tf)
+        if by_len is None:
+            by_tf[tf] = by_len = {}
+        group = by_len.get(length)
+        if group is None:
+            by_len[length] = array(U32, (doc_id,))
+        else:
+            group.append(doc_id)
+        col = self._cols.get(term)
+        if col is None:
+            return
+        if doc_id >= len(col):
+            if tf > 255 or doc_id >= _DENSE * len(self._postings[term]):
+                del self._cols[term]  # a byte no longer holds it, or too few documents do
+                return
+            col.extend(bytes(doc_id + 1 - len(col)))
+        elif tf > 255:
+            del self._cols[term]
+            return
+        col[doc_id] = tf
 
     def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Forget a document; `counts` must be the term counts it was added with."""
-        if self._packed:
-            self._unpack(counts)
         length = self._lengths.pop(doc_id)
         self._total_len -= length
         self._min_len = None
-        bands = self._bands
+        postings, bands, cols = self._postings, self._bands, self._cols
         for term in counts:
-            entry = self._postings.get(term)
-            if entry is not None:
-                tf = entry.pop(doc_id, None)
-                if not entry:
-                    del self._postings[term]
-                    bands.pop(term, None)
-                elif tf is not None and term in bands:
-                    by_len = bands[term][tf]
-                    group = by_len[length]
-                    group.remove(doc_id)
-                    if not group:
-                        del by_len[length]
-                        if not by_len:
-                            del bands[term][tf]
+            entry = postings.get(term)
+            if entry is None:
+                continue
+            tf = entry.pop(doc_id)
+            if not entry:
+                del postings[term]
+                bands.pop(term, None)
+                cols.pop(term, None)
+            elif tf is not None and term in bands:
+                by_len = bands[term][tf]
+                group = by_len[length]
+                group.remove(doc_id)
+                if not group:
+                    del by_len[length]
+                    if not by_len:
+                        del bands[term][tf]
+                col = cols.get(term)
+                if col is not None and doc_id < len(col):
+                    col[doc_id] = 0
 
     def dump(self) -> bytes:
         """The index as bytes, for `Index.load` to rebuild far faster than re-adding documents.
 
-        Reading back 1.2 million postings takes ~0.2 s this way (arrays, then one C-level
-        `dict(zip(...))` per term) against ~1.1 s adding 35,000 documents term by term: a store
-        keeps this beside its rows so reopening a long conversation skips re-indexing it.
+        The postings are arrays already: dumping and loading copy them whole, against ~1.1 s
+        adding 35,000 documents term by term; a store keeps this beside its rows so reopening
+        a long conversation skips re-indexing it.
 
         Examples:
             >>> index = Index(); index.add(3, {"oven": 2, "deck": 1})
             >>> Index.load(index.dump()).scores(["oven"])[0] == index.scores(["oven"])[0]
             True
         """
-        if self._packed:
-            self._unpack(list(self._packed))
         terms = list(self._postings)
         if any("\n" in t for t in terms):
             raise ValueError("Index.dump: a term contains a newline; terms are single words")
@@ -204,8 +302,8 @@ class Index:
             u32_bytes(self._lengths.values()),
             u32_bytes(map(len, postings)),
         ]
-        parts += [u32_bytes(entry) for entry in postings]
-        parts += [u32_bytes(entry.values()) for entry in postings]
+        parts += [u32_bytes(entry.ids) for entry in postings]
+        parts += [u32_bytes(entry.tfs) for entry in postings]
         parts.append(table)
         return b"".join(parts)
 
@@ -214,7 +312,7 @@ class Index:
         """An index from `Index.dump` bytes; ValueError if they are not such bytes."""
         try:
             magic, n_docs, n_terms, n_postings, n_bytes = _DUMP_HEADER.unpack_from(data)
-            if magic != _DUMP_MAGIC:
+            if magic not in (_DUMP_MAGIC, _DUMP_UNSORTED):
                 raise ValueError("not bytes from Index.dump")
             at = _DUMP_HEADER.size
             ints = []
@@ -225,7 +323,7 @@ class Index:
             if len(data) != at + n_bytes:
                 raise ValueError("truncated or followed by other bytes")
             terms = bytes(data[at:]).decode().split("\n") if n_terms else []
-            if len(terms) != n_terms or sum(sizes) != n_postings:
+            if len(terms) != n_terms or sum(sizes) != n_postings or 0 in sizes:
                 raise ValueError("the term table does not match the postings")
             ids = doc_ids.tolist()
             if not _holds_all(ids, docs):
@@ -235,10 +333,20 @@ class Index:
         index = cls()
         index._lengths = dict(zip(ids, lengths.tolist(), strict=True))
         index._total_len = sum(lengths)
-        index._postings = dict.fromkeys(terms, _PACKED)
-        ends = list(accumulate(sizes))
-        index._packed = dict(zip(terms, zip([0, *ends][:-1], ends, strict=True), strict=True))
-        index._packed_lists = (docs, tfs) if terms else None
+        index._top = max(ids, default=-1)
+        postings, max_tf = index._postings, index._max_tf
+        start = 0
+        for term, size in zip(terms, sizes, strict=True):
+            end = start + size
+            entry = Postings(docs[start:end], tfs[start:end])
+            start = end
+            if magic == _DUMP_UNSORTED:
+                entry = _sorted(entry)
+            most = max(entry.tfs)
+            if most <= 255:  # counts as bytes, as `Postings` keeps them
+                entry.tfs = array("B", entry.tfs)
+            postings[term] = entry
+            max_tf[term] = most
         return index
 
     def scores(
@@ -250,8 +358,6 @@ class Index:
         without being added: this is how outside material competes with the conversation.
         """
         terms = set(query_terms)
-        if self._packed:
-            self._unpack(terms)
         n_docs = len(self._lengths) + len(extra)
         if n_docs == 0 or not terms:
             return {}, [0.0] * len(extra)
@@ -262,13 +368,13 @@ class Index:
         extra_scores = [0.0] * len(extra)
         k1_plus = K1 + 1.0
         for term in terms:
-            entry = self._postings.get(term, {})
+            entry = self._postings.get(term, _EMPTY)
             extra_df = sum(1 for c in extra if term in c)
             df = len(entry) + extra_df
             if df == 0:
                 continue
             weight = idf(df, n_docs)
-            for doc_id, tf in entry.items():
+            for doc_id, tf in zip(entry.ids, entry.tfs, strict=True):
                 norm = K1 * (1.0 - B + B * lengths[doc_id] / avg_len)
                 result[doc_id] = result.get(doc_id, 0.0) + weight * tf * k1_plus / (tf + norm)
             if extra_df:
@@ -286,7 +392,8 @@ class Index:
 
     def document_frequency(self, term: str) -> int:
         """How many documents hold `term`."""
-        return self._df(term) if term in self._postings else 0
+        entry = self._postings.get(term)
+        return 0 if entry is None else len(entry)
 
     def rarest(self, terms: Iterable[str], n: int) -> list[str]:
         """The `n` distinct indexed terms of `terms` found in the fewest documents.
@@ -323,9 +430,18 @@ class Index:
         n_docs = len(lengths)
         a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
         for term in terms:
-            entry, weight = postings[term], idf(len(postings[term]), n_docs) * (K1 + 1.0)
-            for doc_id in out.keys() & entry.keys():
-                tf = entry[doc_id]
+            entry = postings[term]
+            weight = idf(len(entry), n_docs) * (K1 + 1.0)
+            col = self._column(term)
+            if col is not None:
+                n = len(col)
+                for doc_id in out:  # values change, not keys: iterating stays valid
+                    if doc_id < n:
+                        tf = col[doc_id]
+                        if tf:
+                            out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
+                continue
+            for doc_id, tf in _found(entry, out):
                 out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
         return out
 
@@ -333,21 +449,44 @@ class Index:
         """The indexed query terms, fewest postings first: the order `head` and `exact` both
         sum in, which is what makes their floats equal."""
         postings = self._postings
-        terms = sorted((t for t in set(query_terms) if t in postings), key=self._df)
-        if self._packed:
-            self._unpack(terms)
-        return terms
+        return sorted((t for t in set(query_terms) if t in postings), key=self._df)
 
-    def _banded(self, term: str) -> dict[int, dict[int, list[int]]]:
+    def _banded(self, term: str) -> Bands:
         """`term`'s postings as tf -> document length -> document ids, built on first use."""
         by_tf = self._bands.get(term)
         if by_tf is None:
             by_tf = {}
             lengths = self._lengths
-            for doc_id, tf in self._postings[term].items():
-                by_tf.setdefault(tf, {}).setdefault(lengths[doc_id], []).append(doc_id)
+            entry = self._postings[term]
+            for doc_id, tf in zip(entry.ids, entry.tfs, strict=True):
+                by_len = by_tf.get(tf)
+                if by_len is None:
+                    by_tf[tf] = by_len = {}
+                length = lengths[doc_id]
+                group = by_len.get(length)
+                if group is None:
+                    by_len[length] = array(U32, (doc_id,))
+                else:
+                    group.append(doc_id)
             self._bands[term] = by_tf
         return by_tf
+
+    def _column(self, term: str) -> bytearray | None:
+        """`term`'s count in each document (0: not held), indexed by id, if its list is long
+        and dense enough to be worth a byte per document (built on first use, then kept up
+        to date with the bands); else None."""
+        col = self._cols.get(term)
+        if col is not None:
+            return col
+        entry = self._postings[term]
+        df = len(entry)
+        if df < _BANDED or df * _DENSE <= entry.ids[-1] or self._max_tf[term] > 255:
+            return None
+        self._banded(term)  # a column is kept up to date along with the bands
+        col = bytearray(entry.ids[-1] + 1)
+        deque(map(col.__setitem__, entry.ids, entry.tfs), maxlen=0)  # a C-level scatter
+        self._cols[term] = col
+        return col
 
     def head(
         self, query_terms: Iterable[str], k: int
@@ -364,9 +503,9 @@ class Index:
         - a document not scored yet is taken only from a group whose share, with the most the
           later terms could add, reaches `kth`; once a group is passed over, no document
           outside the scored ones can reach the head, and later lists add no new ones;
-        - a scored document (found by a C-level set intersection, not a walk) gets the share
-          unless its score plus the most the terms left could add stays below `kth`; it then
-          keeps a lower bound.
+        - a scored document (found by a look-up in the term's column, or a walk of the list)
+          gets the share unless its score plus the most the terms left could add stays below
+          `kth`; it then keeps a lower bound.
         Every score of a document that may be in the head is exact, summed in the same order
         as a full walk (speed: docs/benchmarks.md, "Speed").
         """
@@ -391,9 +530,9 @@ class Index:
                     kth = heapq.nlargest(k, scores.values())[-1]
                 cut = kth - left_bound[i + 1]
             if cut <= 0.0 and not closed:
-                self._add_all(term, weights[i], a, c, scores)
+                self._add_all(term, weights[i], a, c, scores, banded[i])
                 continue
-            self._add_reaching(term, weights[i], a, c, scores, kth - left_bound[i])
+            self._add_reaching(term, weights[i], a, c, scores, kth - left_bound[i], banded[i])
             if not closed:
                 closed = self._add_unseen(term, weights[i], a, c, scores, cut)
         return _head_of(scores, k), scores
@@ -418,22 +557,56 @@ class Index:
             left_bound[i] = left_bound[i + 1] + most * _SLACK
         return left_bound
 
-    def _add_all(self, term: str, weight: float, a: float, c: float, scores: Scores) -> None:
-        """Every document of `term`'s list gets its share."""
-        get, lengths = scores.get, self._lengths
-        for doc_id, tf in self._postings[term].items():
+    def _add_all(
+        self, term: str, weight: float, a: float, c: float, scores: Scores, banded: bool
+    ) -> None:
+        """Every document of `term`'s list gets its share: a long list group by group, each
+        group's share computed once (the same expression, so the same float)."""
+        get = scores.get
+        if banded:
+            for tf, by_len in self._banded(term).items():
+                top = weight * tf
+                for length, group in by_len.items():
+                    share = top / (tf + a + c * length)
+                    for doc_id in group:
+                        scores[doc_id] = get(doc_id, 0.0) + share
+            return
+        entry, lengths = self._postings[term], self._lengths
+        for doc_id, tf in zip(entry.ids, entry.tfs, strict=True):
             scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + a + c * lengths[doc_id])
 
     def _add_reaching(
-        self, term: str, weight: float, a: float, c: float, scores: Scores, reach: float
-    ) -> None:
+        self, term: str, weight: float, a: float, c: float, scores: Scores, reach: float,
+        banded: bool,
+    ) -> None:  # fmt: skip
         """Documents already scored get the share (the same expression, the same floats),
         unless they can no longer reach the head (their score then stays a lower bound)."""
+        col = self._column(term) if banded else None
+        if col is not None:  # a look-up per scored document
+            n, lengths = len(col), self._lengths
+            for doc_id, s in scores.items():  # values change, not keys: iterating stays valid
+                if s >= reach and doc_id < n:
+                    tf = col[doc_id]
+                    if tf:
+                        scores[doc_id] = s + weight * tf / (tf + a + c * lengths[doc_id])
+            return
+        if banded:  # a walk of the groups, each share computed once
+            get = scores.get
+            for tf, by_len in self._banded(term).items():
+                top = weight * tf
+                for length, group in by_len.items():
+                    share = 0.0
+                    for doc_id in group:
+                        now = get(doc_id)
+                        if now is not None and now >= reach:
+                            if not share:
+                                share = top / (tf + a + c * length)
+                            scores[doc_id] = now + share
+            return
         entry, lengths = self._postings[term], self._lengths
-        for doc_id in scores.keys() & entry.keys():
+        for doc_id, tf in _found(entry, scores):
             s = scores[doc_id]
             if s >= reach:
-                tf = entry[doc_id]
                 scores[doc_id] = s + weight * tf / (tf + a + c * lengths[doc_id])
 
     def _add_unseen(
@@ -455,6 +628,25 @@ class Index:
                     if doc_id not in scores:
                         scores[doc_id] = share
         return passed_over
+
+
+def _found(entry: Postings, docs: Mapping[int, object]) -> list[tuple[int, int]]:
+    """The (id, tf) of each of `docs` that `entry` holds: a C-level pass over the list when it
+    is short next to `docs`, else a binary search per document."""
+    ids, tfs = entry.ids, entry.tfs
+    held = docs.keys() & ids if len(ids) <= 8 * len(docs) else {d for d in docs if d in entry}
+    return [(d, tfs[bisect_left(ids, d)]) for d in held]
+
+
+def _sorted(entry: Postings) -> Postings:
+    """`entry` in ascending id order (a "BHIX" dump kept a list in the order it was built)."""
+    ids = entry.ids
+    if all(x < y for x, y in pairwise(ids)):
+        return entry
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    if any(ids[i] == ids[j] for i, j in pairwise(order)):
+        raise ValueError("Index.load: a document twice in one list")
+    return Postings(array(U32, [ids[i] for i in order]), array(U32, [entry.tfs[i] for i in order]))
 
 
 def _holds_all(ids: list[int], docs: array[int]) -> bool:
