@@ -19,7 +19,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import pairwise
+from itertools import compress, pairwise
 
 from .._text.tokens import term_counts, tokenize
 from .codec import U32, u32_array, u32_bytes
@@ -217,8 +217,13 @@ class Index:
                 entry.append(doc_id, tf)
                 max_tf[term] = tf
                 continue
-            if last:
-                entry.append(doc_id, tf)
+            if last:  # Postings.append inlined: this loop runs for every posting
+                entry.ids.append(doc_id)
+                try:
+                    entry.tfs.append(tf)
+                except OverflowError:
+                    entry.tfs = array(U32, entry.tfs)
+                    entry.tfs.append(tf)
             else:
                 entry.put(doc_id, tf)
             if tf > 1 and tf > max_tf[term]:
@@ -429,17 +434,17 @@ class Index:
             return out
         n_docs = len(lengths)
         a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
+        top = max(out) if min(out) >= 0 else -1  # a negative id: no column look-ups
         for term in terms:
             entry = postings[term]
             weight = idf(len(entry), n_docs) * (K1 + 1.0)
-            col = self._column(term)
+            col = self._column(term, top) if top >= 0 else None
             if col is not None:
-                n = len(col)
-                for doc_id in out:  # values change, not keys: iterating stays valid
-                    if doc_id < n:
-                        tf = col[doc_id]
-                        if tf:
-                            out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
+                # compress and map run in C: only the documents holding the term reach Python
+                # (values change, not keys, so iterating `out` stays valid).
+                for doc_id in compress(out, map(col.__getitem__, out)):
+                    tf = col[doc_id]
+                    out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
                 continue
             for doc_id, tf in _found(entry, out):
                 out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
@@ -471,21 +476,22 @@ class Index:
             self._bands[term] = by_tf
         return by_tf
 
-    def _column(self, term: str) -> bytearray | None:
-        """`term`'s count in each document (0: not held), indexed by id, if its list is long
-        and dense enough to be worth a byte per document (built on first use, then kept up
-        to date with the bands); else None."""
+    def _column(self, term: str, upto: int) -> bytearray | None:
+        """`term`'s count in each document (0: not held), indexed by id and reaching at least
+        `upto`, if its list is long and dense enough to be worth a byte per document (built on
+        first use, then kept up to date with the bands); else None."""
         col = self._cols.get(term)
-        if col is not None:
-            return col
-        entry = self._postings[term]
-        df = len(entry)
-        if df < _BANDED or df * _DENSE <= entry.ids[-1] or self._max_tf[term] > 255:
-            return None
-        self._banded(term)  # a column is kept up to date along with the bands
-        col = bytearray(entry.ids[-1] + 1)
-        deque(map(col.__setitem__, entry.ids, entry.tfs), maxlen=0)  # a C-level scatter
-        self._cols[term] = col
+        if col is None:
+            entry = self._postings[term]
+            df = len(entry)
+            if df < _BANDED or df * _DENSE <= entry.ids[-1] or self._max_tf[term] > 255:
+                return None
+            self._banded(term)  # a column is kept up to date along with the bands
+            col = bytearray(entry.ids[-1] + 1)
+            deque(map(col.__setitem__, entry.ids, entry.tfs), maxlen=0)  # a C-level scatter
+            self._cols[term] = col
+        if len(col) <= upto:  # ids past its last document: so every look-up is in range
+            col.extend(bytes(upto + 1 - len(col)))
         return col
 
     def head(
@@ -581,14 +587,14 @@ class Index:
     ) -> None:  # fmt: skip
         """Documents already scored get the share (the same expression, the same floats),
         unless they can no longer reach the head (their score then stays a lower bound)."""
-        col = self._column(term) if banded else None
-        if col is not None:  # a look-up per scored document
-            n, lengths = len(col), self._lengths
-            for doc_id, s in scores.items():  # values change, not keys: iterating stays valid
-                if s >= reach and doc_id < n:
+        col = self._column(term, self._top) if banded else None
+        if col is not None:  # a look-up per scored document, in C (see `exact`)
+            lengths = self._lengths
+            for doc_id in compress(scores, map(col.__getitem__, scores)):
+                s = scores[doc_id]
+                if s >= reach:
                     tf = col[doc_id]
-                    if tf:
-                        scores[doc_id] = s + weight * tf / (tf + a + c * lengths[doc_id])
+                    scores[doc_id] = s + weight * tf / (tf + a + c * lengths[doc_id])
             return
         if banded:  # a walk of the groups, each share computed once
             get = scores.get
