@@ -18,8 +18,9 @@ import struct
 from array import array
 from bisect import bisect_left
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import compress, pairwise
+from operator import itemgetter
 
 from .._text.tokens import term_counts, tokenize
 from .codec import U32, u32_array, u32_bytes
@@ -34,7 +35,7 @@ _DUMP_UNSORTED = b"BHIX"
 _DUMP_HEADER = struct.Struct("<4sIIII")  # magic, documents, terms, postings, term bytes
 # Lists at least this long are kept in (tf, length) groups for `Index.head` to skip.
 _BANDED = 256
-# A grouped list held by at least 1/_DENSE of the documents also gets a byte per document
+# A list held by at least 1/_DENSE of the documents also gets a byte per document
 # (its tf, 0 if absent): looking scored documents up there beats walking the list, and costs
 # at most _DENSE bytes a posting (the sorted arrays cost 5).
 _DENSE = 32
@@ -168,8 +169,8 @@ class Index:
         # Postings of long lists again, grouped by tf then document length (see `_banded`):
         # built when a query first needs a term's bands, then kept up to date by add/remove.
         self._bands: dict[str, Bands] = {}
-        # A byte per document of dense grouped lists, its tf (see `_column`): built and kept
-        # like the bands, dropped if the term's counts outgrow a byte or its list thins out.
+        # A byte per document of dense lists, its tf (see `_column`): built and kept like the
+        # bands, dropped if the term's counts outgrow a byte or its list thins out.
         self._cols: dict[str, bytearray] = {}
         # The largest id ever added: a document above it goes at the end of every list.
         self._top = -1
@@ -208,7 +209,7 @@ class Index:
             self._top = doc_id
         postings = self._postings
         max_tf = self._max_tf
-        bands = self._bands
+        bands, cols = self._bands, self._cols
         get = postings.get
         for term, tf in counts.items():
             entry = get(term)
@@ -231,29 +232,30 @@ class Index:
             if bands:  # none before a query first bands a long list (a cold index)
                 by_tf = bands.get(term)
                 if by_tf is not None:
-                    self._band_add(term, by_tf, doc_id, tf, length)
+                    by_len = by_tf.get(tf)
+                    if by_len is None:
+                        by_tf[tf] = by_len = {}
+                    group = by_len.get(length)
+                    if group is None:
+                        by_len[length] = array(U32, (doc_id,))
+                    else:
+                        group.append(doc_id)
+            if cols:
+                col = cols.get(term)
+                if col is not None:
+                    if doc_id < len(col) and tf < 256:
+                        col[doc_id] = tf
+                    else:
+                        self._col_put(term, col, doc_id, tf)
 
-    def _band_add(self, term: str, by_tf: Bands, doc_id: int, tf: int, length: int) -> None:
-        """Put a document just added into `term`'s groups (and its column, if it has one)."""
-        by_len = by_tf.get(tf)
-        if by_len is None:
-            by_tf[tf] = by_len = {}
-        group = by_len.get(length)
-        if group is None:
-            by_len[length] = array(U32, (doc_id,))
-        else:
-            group.append(doc_id)
-        col = self._cols.get(term)
-        if col is None:
-            return
-        if doc_id >= len(col):
-            if tf > 255 or doc_id >= _DENSE * len(self._postings[term]):
-                del self._cols[term]  # a byte no longer holds it, or too few documents do
-                return
-            col.extend(bytes(doc_id + 1 - len(col)))
-        elif tf > 255:
+    def _col_put(self, term: str, col: bytearray, doc_id: int, tf: int) -> None:
+        """Set a count past `term`'s column end, or one a byte cannot hold (then the column is
+        dropped, as when the term's documents have become too few for its length)."""
+        if tf > 255 or doc_id >= _DENSE * len(self._postings[term]):
             del self._cols[term]
             return
+        # Grown a sixteenth ahead, so a column is not reallocated at each new document.
+        col.extend(bytes(doc_id + 1 - len(col) + (len(col) >> 4)))
         col[doc_id] = tf
 
     def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:
@@ -271,14 +273,15 @@ class Index:
                 del postings[term]
                 bands.pop(term, None)
                 cols.pop(term, None)
-            elif tf is not None and term in bands:
-                by_len = bands[term][tf]
-                group = by_len[length]
-                group.remove(doc_id)
-                if not group:
-                    del by_len[length]
-                    if not by_len:
-                        del bands[term][tf]
+            elif tf is not None:
+                if term in bands:
+                    by_len = bands[term][tf]
+                    group = by_len[length]
+                    group.remove(doc_id)
+                    if not group:
+                        del by_len[length]
+                        if not by_len:
+                            del bands[term][tf]
                 col = cols.get(term)
                 if col is not None and doc_id < len(col):
                     col[doc_id] = 0
@@ -435,14 +438,15 @@ class Index:
         n_docs = len(lengths)
         a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
         top = max(out) if min(out) >= 0 else -1  # a negative id: no column look-ups
+        pick = _picker(out)
         for term in terms:
             entry = postings[term]
             weight = idf(len(entry), n_docs) * (K1 + 1.0)
-            col = self._column(term, top) if top >= 0 else None
+            col = self._column(term, top) if 2 * len(entry) >= len(out) and top >= 0 else None
             if col is not None:
-                # compress and map run in C: only the documents holding the term reach Python
-                # (values change, not keys, so iterating `out` stays valid).
-                for doc_id in compress(out, map(col.__getitem__, out)):
+                # One C-level pass picks each document's byte: only those holding the term
+                # reach Python (values change, not keys, so iterating `out` stays valid).
+                for doc_id in compress(out, pick(col)):
                     tf = col[doc_id]
                     out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
                 continue
@@ -478,15 +482,14 @@ class Index:
 
     def _column(self, term: str, upto: int) -> bytearray | None:
         """`term`'s count in each document (0: not held), indexed by id and reaching at least
-        `upto`, if its list is long and dense enough to be worth a byte per document (built on
-        first use, then kept up to date with the bands); else None."""
+        `upto`, if its list is dense enough to be worth a byte per document (built on first
+        use, then kept up to date by add and remove); else None."""
         col = self._cols.get(term)
         if col is None:
             entry = self._postings[term]
             df = len(entry)
-            if df < _BANDED or df * _DENSE <= entry.ids[-1] or self._max_tf[term] > 255:
+            if df * _DENSE <= entry.ids[-1] or self._max_tf[term] > 255:
                 return None
-            self._banded(term)  # a column is kept up to date along with the bands
             col = bytearray(entry.ids[-1] + 1)
             deque(map(col.__setitem__, entry.ids, entry.tfs), maxlen=0)  # a C-level scatter
             self._cols[term] = col
@@ -587,10 +590,12 @@ class Index:
     ) -> None:  # fmt: skip
         """Documents already scored get the share (the same expression, the same floats),
         unless they can no longer reach the head (their score then stays a lower bound)."""
-        col = self._column(term, self._top) if banded else None
-        if col is not None:  # a look-up per scored document, in C (see `exact`)
+        entry = self._postings[term]
+        # The cheaper pass: over the scored documents (a byte each, picked in C) or the list.
+        col = self._column(term, self._top) if len(scores) <= 4 * len(entry) else None
+        if col is not None:
             lengths = self._lengths
-            for doc_id in compress(scores, map(col.__getitem__, scores)):
+            for doc_id in compress(scores, _picker(scores)(col)):
                 s = scores[doc_id]
                 if s >= reach:
                     tf = col[doc_id]
@@ -609,7 +614,7 @@ class Index:
                                 share = top / (tf + a + c * length)
                             scores[doc_id] = now + share
             return
-        entry, lengths = self._postings[term], self._lengths
+        lengths = self._lengths
         for doc_id, tf in _found(entry, scores):
             s = scores[doc_id]
             if s >= reach:
@@ -642,6 +647,15 @@ def _found(entry: Postings, docs: Mapping[int, object]) -> list[tuple[int, int]]
     ids, tfs = entry.ids, entry.tfs
     held = docs.keys() & ids if len(ids) <= 8 * len(docs) else {d for d in docs if d in entry}
     return [(d, tfs[bisect_left(ids, d)]) for d in held]
+
+
+def _picker(docs: Mapping[int, object]) -> Callable[[bytearray], Sequence[int]]:
+    """A function giving the bytes of a column at `docs`' ids, in their order (itemgetter
+    runs in C, twice as fast as mapping the column's __getitem__)."""
+    if len(docs) == 1:
+        (only,) = docs
+        return lambda col: (col[only],)
+    return itemgetter(*docs)
 
 
 def _sorted(entry: Postings) -> Postings:
