@@ -80,11 +80,20 @@ class Postings(Mapping[int, int]):
         ([(3, 300), (7, 2), (9, 1)], True, False, 3)
     """
 
-    __slots__ = ("ids", "tfs")
+    __slots__ = ("bands", "col", "ids", "most", "tfs")
 
     def __init__(self, ids: array[int] | None = None, tfs: array[int] | None = None) -> None:
         self.ids: array[int] = array(U32) if ids is None else ids
         self.tfs: array[int] = array("B") if tfs is None else tfs
+        # The largest tf seen: an upper bound for pruning (never lowered on removal, which
+        # keeps it a bound).
+        self.most = max(self.tfs, default=0)
+        # The list again, grouped by tf then document length (see `Index._banded`): built
+        # when a query first needs it, then kept up to date by add/remove.
+        self.bands: Bands | None = None
+        # A byte per document, its tf (see `Index._column`): built and kept like the bands,
+        # dropped if the term's counts outgrow a byte or its list thins out.
+        self.col: bytearray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -154,24 +163,13 @@ class Index:
     query's terms.
     """
 
-    __slots__ = (
-        "_bands", "_cols", "_lengths", "_max_tf", "_min_len", "_postings", "_top", "_total_len",
-    )  # fmt: skip
+    __slots__ = ("_lengths", "_min_len", "_postings", "_top", "_total_len")
 
     def __init__(self) -> None:
         self._postings: dict[str, Postings] = {}
         self._lengths: dict[int, int] = {}
         self._total_len = 0
-        # Largest tf seen per term: an upper bound for pruning (never lowered on removal,
-        # which keeps it a bound).
-        self._max_tf: dict[str, int] = {}
         self._min_len: int | None = None
-        # Postings of long lists again, grouped by tf then document length (see `_banded`):
-        # built when a query first needs a term's bands, then kept up to date by add/remove.
-        self._bands: dict[str, Bands] = {}
-        # A byte per document of dense lists, its tf (see `_column`): built and kept like the
-        # bands, dropped if the term's counts outgrow a byte or its list thins out.
-        self._cols: dict[str, bytearray] = {}
         # The largest id ever added: a document above it goes at the end of every list.
         self._top = -1
 
@@ -191,7 +189,7 @@ class Index:
 
     def _df(self, term: str) -> int:
         """How many documents hold indexed `term`."""
-        return len(self._postings[term])
+        return len(self._postings[term].ids)
 
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
@@ -208,15 +206,13 @@ class Index:
         if last:
             self._top = doc_id
         postings = self._postings
-        max_tf = self._max_tf
-        bands, cols = self._bands, self._cols
         get = postings.get
         for term, tf in counts.items():
             entry = get(term)
             if entry is None:
                 postings[term] = entry = Postings()
                 entry.append(doc_id, tf)
-                max_tf[term] = tf
+                entry.most = tf
                 continue
             if last:  # Postings.append inlined: this loop runs for every posting
                 entry.ids.append(doc_id)
@@ -227,43 +223,31 @@ class Index:
                     entry.tfs.append(tf)
             else:
                 entry.put(doc_id, tf)
-            if tf > 1 and tf > max_tf[term]:
-                max_tf[term] = tf
-            if bands:  # none before a query first bands a long list (a cold index)
-                by_tf = bands.get(term)
-                if by_tf is not None:
-                    by_len = by_tf.get(tf)
-                    if by_len is None:
-                        by_tf[tf] = by_len = {}
-                    group = by_len.get(length)
-                    if group is None:
-                        by_len[length] = array(U32, (doc_id,))
-                    else:
-                        group.append(doc_id)
-            if cols:
-                col = cols.get(term)
+            if tf > 1 and tf > entry.most:
+                entry.most = tf
+            by_tf = entry.bands
+            if by_tf is not None:
+                by_len = by_tf.get(tf)
+                if by_len is None:
+                    by_tf[tf] = by_len = {}
+                group = by_len.get(length)
+                if group is None:
+                    by_len[length] = array(U32, (doc_id,))
+                else:
+                    group.append(doc_id)
+                col = entry.col
                 if col is not None:
                     if doc_id < len(col) and tf < 256:
                         col[doc_id] = tf
                     else:
-                        self._col_put(term, col, doc_id, tf)
-
-    def _col_put(self, term: str, col: bytearray, doc_id: int, tf: int) -> None:
-        """Set a count past `term`'s column end, or one a byte cannot hold (then the column is
-        dropped, as when the term's documents have become too few for its length)."""
-        if tf > 255 or doc_id >= _DENSE * len(self._postings[term]):
-            del self._cols[term]
-            return
-        # Grown a sixteenth ahead, so a column is not reallocated at each new document.
-        col.extend(bytes(doc_id + 1 - len(col) + (len(col) >> 4)))
-        col[doc_id] = tf
+                        _col_put(entry, col, doc_id, tf)
 
     def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Forget a document; `counts` must be the term counts it was added with."""
         length = self._lengths.pop(doc_id)
         self._total_len -= length
         self._min_len = None
-        postings, bands, cols = self._postings, self._bands, self._cols
+        postings = self._postings
         for term in counts:
             entry = postings.get(term)
             if entry is None:
@@ -271,18 +255,15 @@ class Index:
             tf = entry.pop(doc_id)
             if not entry:
                 del postings[term]
-                bands.pop(term, None)
-                cols.pop(term, None)
-            elif tf is not None:
-                if term in bands:
-                    by_len = bands[term][tf]
-                    group = by_len[length]
-                    group.remove(doc_id)
-                    if not group:
-                        del by_len[length]
-                        if not by_len:
-                            del bands[term][tf]
-                col = cols.get(term)
+            elif tf is not None and entry.bands is not None:
+                by_len = entry.bands[tf]
+                group = by_len[length]
+                group.remove(doc_id)
+                if not group:
+                    del by_len[length]
+                    if not by_len:
+                        del entry.bands[tf]
+                col = entry.col
                 if col is not None and doc_id < len(col):
                     col[doc_id] = 0
 
@@ -342,7 +323,7 @@ class Index:
         index._lengths = dict(zip(ids, lengths.tolist(), strict=True))
         index._total_len = sum(lengths)
         index._top = max(ids, default=-1)
-        postings, max_tf = index._postings, index._max_tf
+        postings = index._postings
         start = 0
         for term, size in zip(terms, sizes, strict=True):
             end = start + size
@@ -350,11 +331,9 @@ class Index:
             start = end
             if magic == _DUMP_UNSORTED:
                 entry = _sorted(entry)
-            most = max(entry.tfs)
-            if most <= 255:  # counts as bytes, as `Postings` keeps them
+            if entry.most <= 255:  # counts as bytes, as `Postings` keeps them
                 entry.tfs = array("B", entry.tfs)
             postings[term] = entry
-            max_tf[term] = most
         return index
 
     def scores(
@@ -378,7 +357,7 @@ class Index:
         for term in terms:
             entry = self._postings.get(term, _EMPTY)
             extra_df = sum(1 for c in extra if term in c)
-            df = len(entry) + extra_df
+            df = len(entry.ids) + extra_df
             if df == 0:
                 continue
             weight = idf(df, n_docs)
@@ -401,7 +380,7 @@ class Index:
     def document_frequency(self, term: str) -> int:
         """How many documents hold `term`."""
         entry = self._postings.get(term)
-        return 0 if entry is None else len(entry)
+        return 0 if entry is None else len(entry.ids)
 
     def rarest(self, terms: Iterable[str], n: int) -> list[str]:
         """The `n` distinct indexed terms of `terms` found in the fewest documents.
@@ -441,8 +420,9 @@ class Index:
         pick = _picker(out)
         for term in terms:
             entry = postings[term]
-            weight = idf(len(entry), n_docs) * (K1 + 1.0)
-            col = self._column(term, top) if 2 * len(entry) >= len(out) and top >= 0 else None
+            df = len(entry.ids)
+            weight = idf(df, n_docs) * (K1 + 1.0)
+            col = self._column(entry, top) if 2 * df >= len(out) and top >= 0 else None
             if col is not None:
                 # One C-level pass picks each document's byte: only those holding the term
                 # reach Python (values change, not keys, so iterating `out` stays valid).
@@ -460,13 +440,12 @@ class Index:
         postings = self._postings
         return sorted((t for t in set(query_terms) if t in postings), key=self._df)
 
-    def _banded(self, term: str) -> Bands:
-        """`term`'s postings as tf -> document length -> document ids, built on first use."""
-        by_tf = self._bands.get(term)
+    def _banded(self, entry: Postings) -> Bands:
+        """A term's postings as tf -> document length -> document ids, built on first use."""
+        by_tf = entry.bands
         if by_tf is None:
             by_tf = {}
             lengths = self._lengths
-            entry = self._postings[term]
             for doc_id, tf in zip(entry.ids, entry.tfs, strict=True):
                 by_len = by_tf.get(tf)
                 if by_len is None:
@@ -477,22 +456,22 @@ class Index:
                     by_len[length] = array(U32, (doc_id,))
                 else:
                     group.append(doc_id)
-            self._bands[term] = by_tf
+            entry.bands = by_tf
         return by_tf
 
-    def _column(self, term: str, upto: int) -> bytearray | None:
-        """`term`'s count in each document (0: not held), indexed by id and reaching at least
+    def _column(self, entry: Postings, upto: int) -> bytearray | None:
+        """A term's count in each document (0: not held), indexed by id and reaching at least
         `upto`, if its list is dense enough to be worth a byte per document (built on first
-        use, then kept up to date by add and remove); else None."""
-        col = self._cols.get(term)
+        use, with the bands, which add/remove keep it up to date along with); else None."""
+        col = entry.col
         if col is None:
-            entry = self._postings[term]
-            df = len(entry)
-            if df * _DENSE <= entry.ids[-1] or self._max_tf[term] > 255:
+            ids = entry.ids
+            if len(ids) * _DENSE <= ids[-1] or entry.most > 255:
                 return None
-            col = bytearray(entry.ids[-1] + 1)
-            deque(map(col.__setitem__, entry.ids, entry.tfs), maxlen=0)  # a C-level scatter
-            self._cols[term] = col
+            self._banded(entry)
+            col = bytearray(ids[-1] + 1)
+            deque(map(col.__setitem__, ids, entry.tfs), maxlen=0)  # a C-level scatter
+            entry.col = col
         if len(col) <= upto:  # ids past its last document: so every look-up is in range
             col.extend(bytes(upto + 1 - len(col)))
         return col
@@ -524,13 +503,14 @@ class Index:
             return [], {}
         # norm(doc) = a + c * len(doc), the denominator's length part of the tf weight.
         a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
-        weights = [idf(len(self._postings[t]), n_docs) * (K1 + 1.0) for t in terms]
-        banded = [len(self._postings[t]) >= _BANDED for t in terms]
-        left_bound = self._left_bounds(terms, weights, banded, a, c)
+        entries = [self._postings[t] for t in terms]
+        weights = [idf(len(e.ids), n_docs) * (K1 + 1.0) for e in entries]
+        banded = [len(e.ids) >= _BANDED for e in entries]
+        left_bound = self._left_bounds(entries, weights, banded, a, c)
         scores: dict[int, float] = {}
         kth = 0.0
         closed = False  # no document outside `scores` can reach the head any more
-        for i, term in enumerate(terms):
+        for i, entry in enumerate(entries):
             cut = 0.0
             if banded[i] and len(scores) >= k:
                 # Scores only grow, so an earlier k-th score still bounds the head from below:
@@ -539,60 +519,59 @@ class Index:
                     kth = heapq.nlargest(k, scores.values())[-1]
                 cut = kth - left_bound[i + 1]
             if cut <= 0.0 and not closed:
-                self._add_all(term, weights[i], a, c, scores, banded[i])
+                self._add_all(entry, weights[i], a, c, scores, banded[i])
                 continue
-            self._add_reaching(term, weights[i], a, c, scores, kth - left_bound[i], banded[i])
+            self._add_reaching(entry, weights[i], a, c, scores, kth - left_bound[i], banded[i])
             if not closed:
-                closed = self._add_unseen(term, weights[i], a, c, scores, cut)
+                closed = self._add_unseen(entry, weights[i], a, c, scores, cut)
         return _head_of(scores, k), scores
 
     def _left_bounds(
-        self, terms: list[str], weights: list[float], banded: list[bool], a: float, c: float
+        self, entries: list[Postings], weights: list[float], banded: list[bool], a: float, c: float
     ) -> list[float]:
         """For each i, the most terms i.. can still add to any document's score."""
         shortest = a + c * self._shortest()
-        left_bound = [0.0] * (len(terms) + 1)
-        for i in range(len(terms) - 1, -1, -1):
+        left_bound = [0.0] * (len(entries) + 1)
+        for i in range(len(entries) - 1, -1, -1):
             weight = weights[i]
             if banded[i]:
                 # The shortest document of each tf group: the most this term gives anyone.
                 most = max(
                     weight * tf / (tf + a + c * min(by_len))
-                    for tf, by_len in self._banded(terms[i]).items()
+                    for tf, by_len in self._banded(entries[i]).items()
                 )
             else:
-                tf = self._max_tf[terms[i]]
+                tf = entries[i].most
                 most = weight * tf / (tf + shortest)
             left_bound[i] = left_bound[i + 1] + most * _SLACK
         return left_bound
 
     def _add_all(
-        self, term: str, weight: float, a: float, c: float, scores: Scores, banded: bool
+        self, entry: Postings, weight: float, a: float, c: float, scores: Scores, banded: bool
     ) -> None:
-        """Every document of `term`'s list gets its share: a long list group by group, each
+        """Every document of a term's list gets its share: a long list group by group, each
         group's share computed once (the same expression, so the same float)."""
         get = scores.get
         if banded:
-            for tf, by_len in self._banded(term).items():
+            for tf, by_len in self._banded(entry).items():
                 top = weight * tf
                 for length, group in by_len.items():
                     share = top / (tf + a + c * length)
                     for doc_id in group:
                         scores[doc_id] = get(doc_id, 0.0) + share
             return
-        entry, lengths = self._postings[term], self._lengths
+        lengths = self._lengths
         for doc_id, tf in zip(entry.ids, entry.tfs, strict=True):
             scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + a + c * lengths[doc_id])
 
     def _add_reaching(
-        self, term: str, weight: float, a: float, c: float, scores: Scores, reach: float,
+        self, entry: Postings, weight: float, a: float, c: float, scores: Scores, reach: float,
         banded: bool,
     ) -> None:  # fmt: skip
         """Documents already scored get the share (the same expression, the same floats),
         unless they can no longer reach the head (their score then stays a lower bound)."""
-        entry = self._postings[term]
         # The cheaper pass: over the scored documents (a byte each, picked in C) or the list.
-        col = self._column(term, self._top) if len(scores) <= 4 * len(entry) else None
+        col = self._column(entry, self._top) if len(scores) <= 4 * len(entry.ids) else None
         if col is not None:
             lengths = self._lengths
             for doc_id in compress(scores, _picker(scores)(col)):
@@ -603,7 +582,7 @@ class Index:
             return
         if banded:  # a walk of the groups, each share computed once
             get = scores.get
-            for tf, by_len in self._banded(term).items():
+            for tf, by_len in self._banded(entry).items():
                 top = weight * tf
                 for length, group in by_len.items():
                     share = 0.0
@@ -621,14 +600,14 @@ class Index:
                 scores[doc_id] = s + weight * tf / (tf + a + c * lengths[doc_id])
 
     def _add_unseen(
-        self, term: str, weight: float, a: float, c: float, scores: Scores, cut: float
+        self, entry: Postings, weight: float, a: float, c: float, scores: Scores, cut: float
     ) -> bool:
         """Documents not seen yet, from the groups whose share reaches `cut` (none was passed
         over before, so that share is their score so far). True once a group is passed over:
         a document left there holds less than `kth` with all later terms' most, and so does
         any document a later term adds."""
         passed_over = False
-        for tf, by_len in self._banded(term).items():
+        for tf, by_len in self._banded(entry).items():
             top = weight * tf
             for length in sorted(by_len):
                 share = top / (tf + a + c * length)
@@ -641,11 +620,24 @@ class Index:
         return passed_over
 
 
+def _col_put(entry: Postings, col: bytearray, doc_id: int, tf: int) -> None:
+    """Set a count past a column's end, or one a byte cannot hold (then the column is dropped,
+    as when the term's documents have become too few for its length)."""
+    if tf > 255 or doc_id >= _DENSE * len(entry.ids):
+        entry.col = None
+        return
+    # Grown a sixteenth ahead, so a column is not reallocated at each new document.
+    col.extend(bytes(doc_id + 1 - len(col) + (len(col) >> 4)))
+    col[doc_id] = tf
+
+
 def _found(entry: Postings, docs: Mapping[int, object]) -> list[tuple[int, int]]:
-    """The (id, tf) of each of `docs` that `entry` holds: a C-level pass over the list when it
-    is short next to `docs`, else a binary search per document."""
+    """The (id, tf) of each of `docs` that `entry` holds: a walk of a short list, a C-level
+    pass over a list not much longer than `docs`, else a binary search per document."""
     ids, tfs = entry.ids, entry.tfs
-    held = docs.keys() & ids if len(ids) <= 8 * len(docs) else {d for d in docs if d in entry}
+    if len(ids) <= 64:
+        return [(d, tf) for d, tf in zip(ids, tfs, strict=True) if d in docs]
+    held = docs.keys() & ids if len(ids) <= 8 * len(docs) else [d for d in docs if d in entry]
     return [(d, tfs[bisect_left(ids, d)]) for d in held]
 
 
