@@ -19,7 +19,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import compress, pairwise
+from itertools import compress, pairwise, repeat
 from operator import itemgetter
 
 from .._text.tokens import term_counts, tokenize
@@ -153,6 +153,7 @@ class Postings(Mapping[int, int]):
 
 
 _EMPTY = Postings()  # `holding` of a term no document holds: never changed
+_ABSENT = 0xFFFFFFFF  # the length of an id not indexed (see `Index._lengths`)
 
 
 class Index:
@@ -163,25 +164,29 @@ class Index:
     query's terms.
     """
 
-    __slots__ = ("_lengths", "_min_len", "_postings", "_top", "_total_len")
+    __slots__ = ("_count", "_lengths", "_min_len", "_postings", "_top", "_total_len")
 
     def __init__(self) -> None:
         self._postings: dict[str, Postings] = {}
-        self._lengths: dict[int, int] = {}
+        # Each id's length (_ABSENT: not indexed), by id: ids are stretch numbers, dense from
+        # 0, and 4 bytes each beat a dict's ~70 (its entry and the id's int object).
+        self._lengths: array[int] = array(U32)
+        self._count = 0
         self._total_len = 0
         self._min_len: int | None = None
         # The largest id ever added: a document above it goes at the end of every list.
         self._top = -1
 
     def __len__(self) -> int:
-        return len(self._lengths)
+        return self._count
 
     def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._lengths
+        lengths = self._lengths
+        return isinstance(doc_id, int) and 0 <= doc_id < len(lengths) and lengths[doc_id] != _ABSENT
 
     def ids(self) -> Iterable[int]:
-        """The ids of the documents indexed."""
-        return self._lengths.keys()
+        """The ids of the documents indexed, ascending."""
+        return list(compress(range(len(self._lengths)), map(_ABSENT.__ne__, self._lengths)))
 
     def holding(self, term: str) -> Mapping[int, int]:
         """The documents holding `term`, each with its count (empty if none)."""
@@ -193,12 +198,18 @@ class Index:
 
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
-        if doc_id in self._lengths:
+        if doc_id in self:
             raise ValueError(f"Index.add: document {doc_id} is already indexed; remove it first")
-        if not 0 <= doc_id < 1 << 32:
-            raise ValueError(f"Index.add: document id {doc_id} is outside 0 to 2**32 - 1")
+        if not 0 <= doc_id < _ABSENT:
+            raise ValueError(f"Index.add: document id {doc_id} is outside 0 to 2**32 - 2")
         length = sum(counts.values())
-        self._lengths[doc_id] = length
+        if not 0 <= length < _ABSENT:
+            raise ValueError(f"Index.add: document {doc_id} has {length} terms")
+        lengths = self._lengths
+        if doc_id >= len(lengths):
+            lengths.extend(repeat(_ABSENT, doc_id + 1 - len(lengths)))
+        lengths[doc_id] = length
+        self._count += 1
         self._total_len += length
         if self._min_len is not None and length < self._min_len:
             self._min_len = length
@@ -244,7 +255,11 @@ class Index:
 
     def remove(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Forget a document; `counts` must be the term counts it was added with."""
-        length = self._lengths.pop(doc_id)
+        if doc_id not in self:
+            raise KeyError(doc_id)
+        length = self._lengths[doc_id]
+        self._lengths[doc_id] = _ABSENT
+        self._count -= 1
         self._total_len -= length
         self._min_len = None
         postings = self._postings
@@ -285,10 +300,11 @@ class Index:
         postings = self._postings.values()
         table = "\n".join(terms).encode()
         n_postings = sum(map(len, postings))
+        ids = self.ids()
         parts = [
-            _DUMP_HEADER.pack(_DUMP_MAGIC, len(self._lengths), len(terms), n_postings, len(table)),
-            u32_bytes(self._lengths),
-            u32_bytes(self._lengths.values()),
+            _DUMP_HEADER.pack(_DUMP_MAGIC, self._count, len(terms), n_postings, len(table)),
+            u32_bytes(ids),
+            u32_bytes(map(self._lengths.__getitem__, ids)),
             u32_bytes(map(len, postings)),
         ]
         parts += [u32_bytes(entry.ids) for entry in postings]
@@ -315,14 +331,21 @@ class Index:
             if len(terms) != n_terms or sum(sizes) != n_postings or 0 in sizes:
                 raise ValueError("the term table does not match the postings")
             ids = doc_ids.tolist()
+            top = max(ids, default=-1)
+            if top >= 16 * n_docs + 4096 or (lengths and max(lengths) >= _ABSENT):
+                raise ValueError("document ids or lengths out of range")
             if not _holds_all(ids, docs):
                 raise ValueError("postings name documents it does not hold")
+            index = cls()
+            index._lengths = by_id = array(U32, repeat(_ABSENT, top + 1))
+            deque(map(by_id.__setitem__, ids, lengths), maxlen=0)  # a C-level scatter
+            index._count = len(by_id) - by_id.count(_ABSENT)
+            if index._count != n_docs:
+                raise ValueError("a document twice")
         except (struct.error, UnicodeDecodeError, ValueError) as exc:
             raise ValueError(f"Index.load: {exc}") from None
-        index = cls()
-        index._lengths = dict(zip(ids, lengths.tolist(), strict=True))
         index._total_len = sum(lengths)
-        index._top = max(ids, default=-1)
+        index._top = top
         postings = index._postings
         start = 0
         for term, size in zip(terms, sizes, strict=True):
@@ -345,7 +368,7 @@ class Index:
         without being added: this is how outside material competes with the conversation.
         """
         terms = set(query_terms)
-        n_docs = len(self._lengths) + len(extra)
+        n_docs = self._count + len(extra)
         if n_docs == 0 or not terms:
             return {}, [0.0] * len(extra)
         extra_lens = [sum(c.values()) for c in extra]
@@ -374,7 +397,8 @@ class Index:
     def _shortest(self) -> int:
         """The shortest document's length, cached until a removal may have taken it away."""
         if self._min_len is None:
-            self._min_len = min(self._lengths.values(), default=0)
+            # An absent id's slot holds the largest value, so it is never the minimum.
+            self._min_len = min(self._lengths) if self._count else 0
         return self._min_len
 
     def document_frequency(self, term: str) -> int:
@@ -414,7 +438,7 @@ class Index:
         out = dict.fromkeys(doc_ids, 0.0)
         if not terms or not out:
             return out
-        n_docs = len(lengths)
+        n_docs = self._count
         a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
         top = max(out) if min(out) >= 0 else -1  # a negative id: no column look-ups
         pick = _picker(out)
@@ -497,7 +521,7 @@ class Index:
         Every score of a document that may be in the head is exact, summed in the same order
         as a full walk (speed: docs/benchmarks.md, "Speed").
         """
-        n_docs = len(self._lengths)
+        n_docs = self._count
         terms = self._rarest_first(query_terms)
         if not terms or n_docs == 0:
             return [], {}
