@@ -71,8 +71,9 @@ def term_weight(tf: int, doc_len: int, avg_len: float, k1: float = K1, b: float 
 class Postings(Mapping[int, int]):
     """One term's postings: the documents holding it, ascending, and each one's count (tf).
 
-    Two parallel arrays, ~5 bytes a posting where a dict of ints took ~38 (100,000 turns hold
-    1.8 million postings). A look-up is a binary search; counts are bytes until one exceeds 255.
+    Two parallel arrays, 3-5 bytes a posting where a dict of ints took ~38 (100,000 turns hold
+    1.8 million postings). A look-up is a binary search; ids take 2 bytes until one exceeds
+    65,535, counts 1 until one exceeds 255.
 
     Examples:
         >>> p = Postings(); p.put(7, 2); p.put(3, 300); p.put(9, 1)
@@ -83,7 +84,7 @@ class Postings(Mapping[int, int]):
     __slots__ = ("bands", "col", "ids", "most", "tfs")
 
     def __init__(self, ids: array[int] | None = None, tfs: array[int] | None = None) -> None:
-        self.ids: array[int] = array(U32) if ids is None else ids
+        self.ids: array[int] = array("H") if ids is None else ids
         self.tfs: array[int] = array("B") if tfs is None else tfs
         # The largest tf seen: an upper bound for pruning (never lowered on removal, which
         # keeps it a bound).
@@ -120,7 +121,7 @@ class Postings(Mapping[int, int]):
 
     def append(self, doc_id: int, tf: int) -> None:
         """Add a document above every one held."""
-        self.ids.append(doc_id)
+        self.ids = _with(self.ids, doc_id)
         try:
             self.tfs.append(tf)
         except OverflowError:  # a count above 255: 4-byte counts from now on
@@ -134,6 +135,8 @@ class Postings(Mapping[int, int]):
             self.append(doc_id, tf)
             return
         i = bisect_left(ids, doc_id)
+        if doc_id > 0xFFFF and ids.typecode == "H":
+            self.ids = ids = array(U32, ids)
         ids.insert(i, doc_id)
         try:
             self.tfs.insert(i, tf)
@@ -226,7 +229,10 @@ class Index:
                 entry.most = tf
                 continue
             if last:  # Postings.append inlined: this loop runs for every posting
-                entry.ids.append(doc_id)
+                try:
+                    entry.ids.append(doc_id)
+                except OverflowError:
+                    entry.ids = _with(entry.ids, doc_id)
                 try:
                     entry.tfs.append(tf)
                 except OverflowError:
@@ -243,9 +249,12 @@ class Index:
                     by_tf[tf] = by_len = {}
                 group = by_len.get(length)
                 if group is None:
-                    by_len[length] = array(U32, (doc_id,))
+                    by_len[length] = _with(array("H"), doc_id)
                 else:
-                    group.append(doc_id)
+                    try:
+                        group.append(doc_id)
+                    except OverflowError:
+                        by_len[length] = _with(group, doc_id)
                 col = entry.col
                 if col is not None:
                     if doc_id < len(col) and tf < 256:
@@ -332,7 +341,8 @@ class Index:
                 raise ValueError("the term table does not match the postings")
             ids = doc_ids.tolist()
             top = max(ids, default=-1)
-            if top >= 16 * n_docs + 4096 or (lengths and max(lengths) >= _ABSENT):
+            # Lengths are kept by id: damaged bytes naming a huge id must not allocate gigabytes.
+            if top >= 16 * n_docs + (1 << 20) or (lengths and max(lengths) >= _ABSENT):
                 raise ValueError("document ids or lengths out of range")
             if not _holds_all(ids, docs):
                 raise ValueError("postings name documents it does not hold")
@@ -356,6 +366,8 @@ class Index:
                 entry = _sorted(entry)
             if entry.most <= 255:  # counts as bytes, as `Postings` keeps them
                 entry.tfs = array("B", entry.tfs)
+            if top <= 0xFFFF:  # ids as 2 bytes, likewise
+                entry.ids = array("H", entry.ids)
             postings[term] = entry
         return index
 
@@ -475,11 +487,7 @@ class Index:
                 if by_len is None:
                     by_tf[tf] = by_len = {}
                 length = lengths[doc_id]
-                group = by_len.get(length)
-                if group is None:
-                    by_len[length] = array(U32, (doc_id,))
-                else:
-                    group.append(doc_id)
+                by_len[length] = _with(by_len.get(length) or array("H"), doc_id)
             entry.bands = by_tf
         return by_tf
 
@@ -642,6 +650,17 @@ class Index:
                     if doc_id not in scores:
                         scores[doc_id] = share
         return passed_over
+
+
+def _with(ids: array[int], doc_id: int) -> array[int]:
+    """`ids` with `doc_id` appended: the same array, or one of 4-byte ids once an id exceeds 2
+    bytes (ids are stretch numbers: 2 bytes hold 65,536 of them, half the memory of 4)."""
+    try:
+        ids.append(doc_id)
+    except OverflowError:
+        ids = array(U32, ids)
+        ids.append(doc_id)
+    return ids
 
 
 def _col_put(entry: Postings, col: bytearray, doc_id: int, tf: int) -> None:
