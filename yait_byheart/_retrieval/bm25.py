@@ -18,7 +18,7 @@ import struct
 from array import array
 from bisect import bisect_left
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import compress, pairwise, repeat
 from operator import itemgetter
 
@@ -37,7 +37,7 @@ _DUMP_HEADER = struct.Struct("<4sIIII")  # magic, documents, terms, postings, te
 _BANDED = 256
 # A list held by at least 1/_DENSE of the documents also gets a byte per document
 # (its tf, 0 if absent): looking scored documents up there beats walking the list, and costs
-# at most _DENSE bytes a posting (the sorted arrays cost 5).
+# at most _DENSE bytes a posting (the sorted arrays cost 3 to 5).
 _DENSE = 32
 # Bounds are raised by this factor so float rounding cannot make one fall short of a sum.
 _SLACK = 1.0 + 1e-9
@@ -277,7 +277,7 @@ class Index:
             if entry is None:
                 continue
             tf = entry.pop(doc_id)
-            if not entry:
+            if not entry.ids:
                 del postings[term]
             elif tf is not None and entry.bands is not None:
                 by_len = entry.bands[tf]
@@ -452,17 +452,21 @@ class Index:
             return out
         n_docs = self._count
         a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
-        top = max(out) if min(out) >= 0 else -1  # a negative id: no column look-ups
-        pick = _picker(out)
+        top = self._top
+        # Columns reach the largest id indexed: ids outside hold no term and are not looked up.
+        inside: Collection[int] = out
+        if min(out) < 0 or max(out) > top:
+            inside = [d for d in out if 0 <= d <= top]
+        pick = _picker(inside) if inside else None
         for term in terms:
             entry = postings[term]
             df = len(entry.ids)
             weight = idf(df, n_docs) * (K1 + 1.0)
-            col = self._column(entry, top) if 2 * df >= len(out) and top >= 0 else None
-            if col is not None:
+            col = self._column(entry, top) if pick is not None and 2 * df >= len(out) else None
+            if col is not None and pick is not None:
                 # One C-level pass picks each document's byte: only those holding the term
                 # reach Python (values change, not keys, so iterating `out` stays valid).
-                for doc_id in compress(out, pick(col)):
+                for doc_id in compress(inside, pick(col)):
                     tf = col[doc_id]
                     out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
                 continue
@@ -684,7 +688,7 @@ def _found(entry: Postings, docs: Mapping[int, object]) -> list[tuple[int, int]]
     return [(d, tfs[bisect_left(ids, d)]) for d in held]
 
 
-def _picker(docs: Mapping[int, object]) -> Callable[[bytearray], Sequence[int]]:
+def _picker(docs: Collection[int]) -> Callable[[bytearray], Sequence[int]]:
     """A function giving the bytes of a column at `docs`' ids, in their order (itemgetter
     runs in C, twice as fast as mapping the column's __getitem__)."""
     if len(docs) == 1:
