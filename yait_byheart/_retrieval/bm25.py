@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import math
 import struct
+import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter, deque
@@ -76,19 +77,19 @@ class Postings(Mapping[int, int]):
     65,535, counts 1 until one exceeds 255.
 
     Examples:
-        >>> p = Postings(); p.put(7, 2); p.put(3, 300); p.put(9, 1)
+        >>> p = Postings(array("H"), array("B"), 0); p.put(7, 2); p.put(3, 300); p.put(9, 1)
         >>> list(p.items()), 3 in p, 4 in p, len(p)
         ([(3, 300), (7, 2), (9, 1)], True, False, 3)
     """
 
     __slots__ = ("bands", "col", "ids", "most", "tfs")
 
-    def __init__(self, ids: array[int] | None = None, tfs: array[int] | None = None) -> None:
-        self.ids: array[int] = array("H") if ids is None else ids
-        self.tfs: array[int] = array("B") if tfs is None else tfs
+    def __init__(self, ids: array[int], tfs: array[int], most: int) -> None:
+        self.ids = ids
+        self.tfs = tfs
         # The largest tf seen: an upper bound for pruning (never lowered on removal, which
-        # keeps it a bound).
-        self.most = max(self.tfs, default=0)
+        # keeps it a bound); -1 until `top_tf` first needs it (a loaded list).
+        self.most = most
         # The list again, grouped by tf then document length (see `Index._banded`): built
         # when a query first needs it, then kept up to date by add/remove.
         self.bands: Bands | None = None
@@ -118,6 +119,12 @@ class Postings(Mapping[int, int]):
         if i < 0:
             raise KeyError(doc_id)
         return self.tfs[i]
+
+    def top_tf(self) -> int:
+        """The largest tf seen (at least the largest held)."""
+        if self.most < 0:
+            self.most = max(self.tfs)
+        return self.most
 
     def append(self, doc_id: int, tf: int) -> None:
         """Add a document above every one held."""
@@ -155,7 +162,9 @@ class Postings(Mapping[int, int]):
         return tf
 
 
-_EMPTY = Postings()  # `holding` of a term no document holds: never changed
+_EMPTY = Postings(array("H"), array("B"), 0)  # `holding` of a term none holds: never changed
+# Copied for a new term's one-posting arrays: faster than building arrays from a tuple.
+_ONE_ID, _ONE_TF = array("H", (0,)), array("B", (0,))
 _ABSENT = 0xFFFFFFFF  # the length of an id not indexed (see `Index._lengths`)
 
 
@@ -224,9 +233,7 @@ class Index:
         for term, tf in counts.items():
             entry = get(term)
             if entry is None:
-                postings[term] = entry = Postings()
-                entry.append(doc_id, tf)
-                entry.most = tf
+                postings[term] = _first(doc_id, tf)
                 continue
             if last:  # Postings.append inlined: this loop runs for every posting
                 try:
@@ -241,7 +248,7 @@ class Index:
             else:
                 entry.put(doc_id, tf)
             if tf > 1 and tf > entry.most:
-                entry.most = tf
+                entry.most = tf if entry.most >= 0 else max(entry.tfs)
             by_tf = entry.bands
             if by_tf is not None:
                 by_len = by_tf.get(tf)
@@ -356,19 +363,18 @@ class Index:
             raise ValueError(f"Index.load: {exc}") from None
         index._total_len = sum(lengths)
         index._top = top
+        # Ids as 2 bytes and counts as 1 where they fit, as `Postings` keeps them.
+        if top <= 0xFFFF:
+            docs = _narrow(docs, "H")
+        if _fits_a_byte(tfs):
+            tfs = _narrow(tfs, "B")
         postings = index._postings
         start = 0
         for term, size in zip(terms, sizes, strict=True):
             end = start + size
-            entry = Postings(docs[start:end], tfs[start:end])
+            entry = Postings(docs[start:end], tfs[start:end], -1)
             start = end
-            if magic == _DUMP_UNSORTED:
-                entry = _sorted(entry)
-            if entry.most <= 255:  # counts as bytes, as `Postings` keeps them
-                entry.tfs = array("B", entry.tfs)
-            if top <= 0xFFFF:  # ids as 2 bytes, likewise
-                entry.ids = array("H", entry.ids)
-            postings[term] = entry
+            postings[term] = _sorted(entry) if magic == _DUMP_UNSORTED else entry
         return index
 
     def scores(
@@ -491,7 +497,14 @@ class Index:
                 if by_len is None:
                     by_tf[tf] = by_len = {}
                 length = lengths[doc_id]
-                by_len[length] = _with(by_len.get(length) or array("H"), doc_id)
+                group = by_len.get(length)
+                if group is None:
+                    by_len[length] = _with(array("H"), doc_id)
+                else:
+                    try:
+                        group.append(doc_id)
+                    except OverflowError:
+                        by_len[length] = _with(group, doc_id)
             entry.bands = by_tf
         return by_tf
 
@@ -502,7 +515,7 @@ class Index:
         col = entry.col
         if col is None:
             ids = entry.ids
-            if len(ids) * _DENSE <= ids[-1] or entry.most > 255:
+            if len(ids) * _DENSE <= ids[-1] or entry.top_tf() > 255:
                 return None
             self._banded(entry)
             col = bytearray(ids[-1] + 1)
@@ -577,7 +590,7 @@ class Index:
                     for tf, by_len in self._banded(entries[i]).items()
                 )
             else:
-                tf = entries[i].most
+                tf = entries[i].top_tf()
                 most = weight * tf / (tf + shortest)
             left_bound[i] = left_bound[i + 1] + most * _SLACK
         return left_bound
@@ -656,6 +669,15 @@ class Index:
         return passed_over
 
 
+def _first(doc_id: int, tf: int) -> Postings:
+    """The postings of a term first seen in document `doc_id`, `tf` times."""
+    ids = _ONE_ID.__copy__() if doc_id <= 0xFFFF else array(U32, (0,))
+    ids[0] = doc_id
+    tfs = _ONE_TF.__copy__() if tf <= 255 else array(U32, (0,))
+    tfs[0] = tf
+    return Postings(ids, tfs, tf)
+
+
 def _with(ids: array[int], doc_id: int) -> array[int]:
     """`ids` with `doc_id` appended: the same array, or one of 4-byte ids once an id exceeds 2
     bytes (ids are stretch numbers: 2 bytes hold 65,536 of them, half the memory of 4)."""
@@ -697,6 +719,31 @@ def _picker(docs: Collection[int]) -> Callable[[bytearray], Sequence[int]]:
     return itemgetter(*docs)
 
 
+def _fits_a_byte(values: array[int]) -> bool:
+    """Whether every one of 4-byte `values` is below 256: their three high bytes are all 0
+    (sliced out in C, not an int object made per value)."""
+    raw = values.tobytes()
+    low = 0 if sys.byteorder == "little" else 3
+    return not any(raw[k::4].strip(b"\0") for k in range(4) if k != low)
+
+
+def _narrow(values: array[int], code: str) -> array[int]:
+    """4-byte `values`, each small enough, as an array of typecode `code` ("H" or "B"): their
+    low bytes sliced out in C, where `array(code, values)` makes an int object of each."""
+    raw = values.tobytes()
+    little = sys.byteorder == "little"
+    out = array(code)
+    if code == "B":
+        out.frombytes(raw[0 if little else 3 :: 4])
+        return out
+    first = 0 if little else 2  # a native 2-byte int's bytes, in order
+    pairs = bytearray(2 * len(values))
+    pairs[0::2] = raw[first::4]
+    pairs[1::2] = raw[first + 1 :: 4]
+    out.frombytes(pairs)
+    return out
+
+
 def _sorted(entry: Postings) -> Postings:
     """`entry` in ascending id order (a "BHIX" dump kept a list in the order it was built)."""
     ids = entry.ids
@@ -705,7 +752,8 @@ def _sorted(entry: Postings) -> Postings:
     order = sorted(range(len(ids)), key=ids.__getitem__)
     if any(ids[i] == ids[j] for i, j in pairwise(order)):
         raise ValueError("Index.load: a document twice in one list")
-    return Postings(array(U32, [ids[i] for i in order]), array(U32, [entry.tfs[i] for i in order]))
+    tfs = array(entry.tfs.typecode, [entry.tfs[i] for i in order])
+    return Postings(array(ids.typecode, [ids[i] for i in order]), tfs, entry.most)
 
 
 def _holds_all(ids: list[int], docs: array[int]) -> bool:
