@@ -43,7 +43,7 @@ _DENSE = 16
 # Bounds are raised by this factor so float rounding cannot make one fall short of a sum.
 _SLACK = 1.0 + 1e-9
 Scores = dict[int, float]  # document id -> score so far
-Bands = dict[int, dict[int, "array[int]"]]  # tf -> document length -> document ids
+Bands = dict[int, "Band"]  # tf -> that tf's documents, grouped by length
 
 
 def idf(df: int, n_docs: int) -> float:
@@ -162,6 +162,47 @@ class Postings(Mapping[int, int]):
         return tf
 
 
+class Band:
+    """The documents of one term holding it one given number of times (tf), grouped by their
+    length: `lengths` ascending, `groups[i]` the ids of length `lengths[i]`. An array and a
+    list where a dict of lengths took ~2.5 times the memory, and walked in length order.
+
+    Examples:
+        >>> band = Band(); band.put(40, 7); band.put(12, 3); band.put(40, 9)
+        >>> [(n, list(g)) for n, g in zip(band.lengths, band.groups, strict=True)]
+        [(12, [3]), (40, [7, 9])]
+    """
+
+    __slots__ = ("groups", "lengths")
+
+    def __init__(self) -> None:
+        self.lengths: array[int] = array(U32)
+        self.groups: list[array[int]] = []
+
+    def put(self, length: int, doc_id: int) -> None:
+        """Add document `doc_id`, of `length`."""
+        lengths = self.lengths
+        i = bisect_left(lengths, length)
+        if i < len(lengths) and lengths[i] == length:
+            group = self.groups[i]
+            try:
+                group.append(doc_id)
+            except OverflowError:
+                self.groups[i] = _with(group, doc_id)
+        else:
+            lengths.insert(i, length)
+            self.groups.insert(i, _with(array("H"), doc_id))
+
+    def drop(self, length: int, doc_id: int) -> None:
+        """Remove document `doc_id`, of `length` (held)."""
+        i = bisect_left(self.lengths, length)
+        group = self.groups[i]
+        group.remove(doc_id)
+        if not group:
+            del self.lengths[i]
+            del self.groups[i]
+
+
 _EMPTY = Postings(array("H"), array("B"), 0)  # `holding` of a term none holds: never changed
 # Copied for a new term's one-posting arrays: faster than building arrays from a tuple.
 _ONE_ID, _ONE_TF = array("H", (0,)), array("B", (0,))
@@ -251,17 +292,10 @@ class Index:
                 entry.most = tf if entry.most >= 0 else max(entry.tfs)
             by_tf = entry.bands
             if by_tf is not None:
-                by_len = by_tf.get(tf)
-                if by_len is None:
-                    by_tf[tf] = by_len = {}
-                group = by_len.get(length)
-                if group is None:
-                    by_len[length] = _with(array("H"), doc_id)
-                else:
-                    try:
-                        group.append(doc_id)
-                    except OverflowError:
-                        by_len[length] = _with(group, doc_id)
+                band = by_tf.get(tf)
+                if band is None:
+                    by_tf[tf] = band = Band()
+                band.put(length, doc_id)
                 col = entry.col
                 if col is not None:
                     if doc_id < len(col) and tf < 256:
@@ -287,13 +321,10 @@ class Index:
             if not entry.ids:
                 del postings[term]
             elif tf is not None and entry.bands is not None:
-                by_len = entry.bands[tf]
-                group = by_len[length]
-                group.remove(doc_id)
-                if not group:
-                    del by_len[length]
-                    if not by_len:
-                        del entry.bands[tf]
+                band = entry.bands[tf]
+                band.drop(length, doc_id)
+                if not band.lengths:
+                    del entry.bands[tf]
                 col = entry.col
                 if col is not None and doc_id < len(col):
                     col[doc_id] = 0
@@ -487,24 +518,16 @@ class Index:
         return sorted((t for t in set(query_terms) if t in postings), key=self._df)
 
     def _banded(self, entry: Postings) -> Bands:
-        """A term's postings as tf -> document length -> document ids, built on first use."""
+        """A term's postings by tf, each tf's grouped by document length: built on first use."""
         by_tf = entry.bands
         if by_tf is None:
             by_tf = {}
             lengths = self._lengths
             for doc_id, tf in zip(entry.ids, entry.tfs, strict=True):
-                by_len = by_tf.get(tf)
-                if by_len is None:
-                    by_tf[tf] = by_len = {}
-                length = lengths[doc_id]
-                group = by_len.get(length)
-                if group is None:
-                    by_len[length] = _with(array("H"), doc_id)
-                else:
-                    try:
-                        group.append(doc_id)
-                    except OverflowError:
-                        by_len[length] = _with(group, doc_id)
+                band = by_tf.get(tf)
+                if band is None:
+                    by_tf[tf] = band = Band()
+                band.put(lengths[doc_id], doc_id)
             entry.bands = by_tf
         return by_tf
 
@@ -586,8 +609,8 @@ class Index:
             if banded[i]:
                 # The shortest document of each tf group: the most this term gives anyone.
                 most = max(
-                    weight * tf / (tf + a + c * min(by_len))
-                    for tf, by_len in self._banded(entries[i]).items()
+                    weight * tf / (tf + a + c * band.lengths[0])
+                    for tf, band in self._banded(entries[i]).items()
                 )
             else:
                 tf = entries[i].top_tf()
@@ -602,9 +625,9 @@ class Index:
         group's share computed once (the same expression, so the same float)."""
         get = scores.get
         if banded:
-            for tf, by_len in self._banded(entry).items():
+            for tf, band in self._banded(entry).items():
                 top = weight * tf
-                for length, group in by_len.items():
+                for length, group in zip(band.lengths, band.groups, strict=True):
                     share = top / (tf + a + c * length)
                     for doc_id in group:
                         scores[doc_id] = get(doc_id, 0.0) + share
@@ -631,9 +654,9 @@ class Index:
             return
         if banded:  # a walk of the groups, each share computed once
             get = scores.get
-            for tf, by_len in self._banded(entry).items():
+            for tf, band in self._banded(entry).items():
                 top = weight * tf
-                for length, group in by_len.items():
+                for length, group in zip(band.lengths, band.groups, strict=True):
                     share = 0.0
                     for doc_id in group:
                         now = get(doc_id)
@@ -656,14 +679,14 @@ class Index:
         a document left there holds less than `kth` with all later terms' most, and so does
         any document a later term adds."""
         passed_over = False
-        for tf, by_len in self._banded(entry).items():
+        for tf, band in self._banded(entry).items():
             top = weight * tf
-            for length in sorted(by_len):
+            for length, group in zip(band.lengths, band.groups, strict=True):
                 share = top / (tf + a + c * length)
                 if share < cut:  # longer documents of this tf get less
                     passed_over = True
                     break
-                for doc_id in by_len[length]:
+                for doc_id in group:
                     if doc_id not in scores:
                         scores[doc_id] = share
         return passed_over
