@@ -39,7 +39,7 @@ _BANDED = 256
 # A list held by at least 1/_DENSE of the documents also gets a byte per document
 # (its tf, 0 if absent): looking scored documents up there beats walking the list, and costs
 # at most _DENSE bytes a posting (the sorted arrays cost 3 to 5).
-_DENSE = 16
+_DENSE = 8
 # Bounds are raised by this factor so float rounding cannot make one fall short of a sum.
 _SLACK = 1.0 + 1e-9
 Scores = dict[int, float]  # document id -> score so far
