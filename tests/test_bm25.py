@@ -466,3 +466,34 @@ def test_a_document_taken_out_and_back_without_a_term_leaves_no_trace_of_it() ->
                 assert index.exact(list(exact), query) == exact
                 head, _ = index.head(query, 3)
                 assert head == sorted(((s, d) for d, s in exact.items() if s), reverse=True)[:3]
+
+
+def test_a_dump_of_the_previous_layout_loads_with_its_lists_sorted() -> None:
+    """ "BHIX" dumps (before "BHI2") kept a list in the order documents came: a document
+    re-added after a removal came last. They load with each list in id order."""
+    from yait_byheart._retrieval.codec import u32_bytes
+
+    index = Index()
+    counts = {0: {"oven": 3, "deck": 1}, 1: {"deck": 2}, 2: {"oven": 1}}
+    for doc in (2, 0, 1):
+        index.add(doc, counts[doc])
+    table = b"oven\ndeck"
+    old = b"".join(
+        (
+            bm25._DUMP_HEADER.pack(b"BHIX", 3, 2, 4, len(table)),
+            u32_bytes([2, 0, 1]),  # documents as they came
+            u32_bytes([1, 4, 2]),  # their lengths
+            u32_bytes([2, 2]),  # postings per term
+            u32_bytes([2, 0, 0, 1]),  # oven: 2 then 0 (unsorted); deck: 0, 1
+            u32_bytes([1, 3, 1, 2]),
+            table,
+        )
+    )
+    loaded = Index.load(old)
+    assert list(loaded.holding("oven").items()) == [(0, 3), (2, 1)]
+    assert loaded.scores(["oven", "deck"]) == index.scores(["oven", "deck"])
+    assert loaded.head(["oven", "deck"], 2) == index.head(["oven", "deck"], 2)
+    assert loaded.dump() == index.dump()
+    twice = old.replace(u32_bytes([2, 0, 0, 1]), u32_bytes([2, 2, 0, 1]))
+    with pytest.raises(ValueError, match="twice"):
+        Index.load(twice)
