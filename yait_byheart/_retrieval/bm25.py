@@ -236,8 +236,12 @@ class Index:
         return self._count
 
     def __contains__(self, doc_id: object) -> bool:
-        lengths = self._lengths
-        return isinstance(doc_id, int) and 0 <= doc_id < len(lengths) and lengths[doc_id] != _ABSENT
+        if not isinstance(doc_id, int) or doc_id < 0:
+            return False
+        try:  # one look-up: a store checks every stretch id when it loads a snapshot
+            return self._lengths[doc_id] != _ABSENT
+        except IndexError:
+            return False
 
     def ids(self) -> Iterable[int]:
         """The ids of the documents indexed, ascending."""
