@@ -257,14 +257,14 @@ class Index:
 
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
-        if doc_id in self:
-            raise ValueError(f"Index.add: document {doc_id} is already indexed; remove it first")
         if not 0 <= doc_id < _ABSENT:
             raise ValueError(f"Index.add: document id {doc_id} is outside 0 to 2**32 - 2")
+        lengths = self._lengths
+        if doc_id < len(lengths) and lengths[doc_id] != _ABSENT:
+            raise ValueError(f"Index.add: document {doc_id} is already indexed; remove it first")
         length = sum(counts.values())
         if not 0 <= length < _ABSENT:
             raise ValueError(f"Index.add: document {doc_id} has {length} terms")
-        lengths = self._lengths
         if doc_id >= len(lengths):
             lengths.extend(repeat(_ABSENT, doc_id + 1 - len(lengths)))
         lengths[doc_id] = length
@@ -527,13 +527,24 @@ class Index:
         """A term's postings by tf, each tf's grouped by document length: built on first use."""
         by_tf = entry.bands
         if by_tf is None:
-            by_tf = {}
+            # Grouped in dicts first (a look-up a posting), then each tf's lengths sorted once.
+            grouped: dict[int, dict[int, array[int]]] = {}
             lengths = self._lengths
             for doc_id, tf in zip(entry.ids, entry.tfs, strict=True):
-                band = by_tf.get(tf)
-                if band is None:
-                    by_tf[tf] = band = Band()
-                band.put(lengths[doc_id], doc_id)
+                by_len = grouped.get(tf)
+                if by_len is None:
+                    grouped[tf] = by_len = {}
+                length = lengths[doc_id]
+                group = by_len.get(length)
+                if group is None:
+                    by_len[length] = array(entry.ids.typecode, (doc_id,))
+                else:
+                    group.append(doc_id)
+            by_tf = {}
+            for tf, by_len in grouped.items():
+                by_tf[tf] = band = Band()
+                band.lengths.extend(sorted(by_len))
+                band.groups = [by_len[n] for n in band.lengths]
             entry.bands = by_tf
         return by_tf
 
