@@ -206,8 +206,7 @@ class Band:
 
 
 _EMPTY = Postings(array("H"), array("B"), 0)  # `holding` of a term none holds: never changed
-# Copied for a new term's one-posting arrays: faster than building arrays from a tuple.
-_ONE_ID, _ONE_TF = array("H", (0,)), array("B", (0,))
+_TF_ONE = array("B", (1,))  # copied as the counts of a term new to the index, seen once
 _ABSENT = 0xFFFFFFFF  # the length of an id not indexed (see `Index._lengths`)
 
 
@@ -277,10 +276,13 @@ class Index:
             self._top = doc_id
         postings = self._postings
         get = postings.get
+        first_id = array("H" if doc_id <= 0xFFFF else U32, (doc_id,))
         for term, tf in counts.items():
             entry = get(term)
             if entry is None:
-                postings[term] = _first(doc_id, tf)
+                # A new term's arrays: copies of one-element arrays, faster than building them.
+                tfs = _TF_ONE.__copy__() if tf == 1 else _first_tf(tf)
+                postings[term] = Postings(first_id.__copy__(), tfs, tf)
                 continue
             if last:  # Postings.append inlined: this loop runs for every posting
                 try:
@@ -709,13 +711,9 @@ class Index:
         return passed_over
 
 
-def _first(doc_id: int, tf: int) -> Postings:
-    """The postings of a term first seen in document `doc_id`, `tf` times."""
-    ids = _ONE_ID.__copy__() if doc_id <= 0xFFFF else array(U32, (0,))
-    ids[0] = doc_id
-    tfs = _ONE_TF.__copy__() if tf <= 255 else array(U32, (0,))
-    tfs[0] = tf
-    return Postings(ids, tfs, tf)
+def _first_tf(tf: int) -> array[int]:
+    """The counts of a term first seen `tf` times."""
+    return array("B" if tf <= 255 else U32, (tf,))
 
 
 def _with(ids: array[int], doc_id: int) -> array[int]:
