@@ -13,6 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from .._turns.conversation import Conversation, Rendering
 from .._turns.render import (
@@ -199,8 +200,9 @@ def _ascending(values: list[int], start: int) -> bool:
 
 
 # A context sends dozens of stretches, and keeps most of them compose after compose; a cache
-# of every stretch ever sent would grow to a second copy of a long conversation's text.
-RENDERINGS_KEPT = 2048
+# of every stretch ever sent would grow to a second copy of a long conversation's text. Least
+# recently used first out: clearing it whole made the next compose render its context again.
+RENDERINGS_KEPT = 8192
 
 
 def _rendering(conv: Conversation, uid: int, joined: bool) -> Rendering:
@@ -208,7 +210,8 @@ def _rendering(conv: Conversation, uid: int, joined: bool) -> Rendering:
     entries that show something, cached in `conv`. A joined one is measured as sent: the
     whole size minus the saving is exact only for additive measures."""
     key = (uid, joined)
-    found = conv.renderings.get(key)
+    cache = conv.renderings
+    found = cache.pop(key, None)
     if found is None:
         start, end = conv.stretch_range(uid)
         shown = conv.shown_entries(start, end)
@@ -217,7 +220,8 @@ def _rendering(conv: Conversation, uid: int, joined: bool) -> Rendering:
             found = (text, conv.shape.measure(text) if text else 0, shown)
         else:
             found = (render_unit(conv.pieces(start, end)), conv.stretch_sizes[uid], shown)
-        if len(conv.renderings) >= RENDERINGS_KEPT:
-            conv.renderings.clear()
-        conv.renderings[key] = found
+        if len(cache) >= RENDERINGS_KEPT:
+            for old in list(islice(cache, len(cache) // 2)):  # the older half (dicts keep order)
+                del cache[old]
+    cache[key] = found  # the most recently used last
     return found
