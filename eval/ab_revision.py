@@ -3,6 +3,7 @@
     python -m eval ab-revision d712674                  # 10,000 turns, 1,000 rounds
     python -m eval ab-revision d712674 --turns 100000 --rounds 600
     python -m eval ab-revision d712674 --cold 9        # the cold path instead
+    python -m eval ab-revision 6a58811 --reopen 100000 # reopening from SQLite instead
 
 A shared machine's speed drifts between runs (docs/benchmarks.md, "Speed"), so two revisions
 are compared inside one process: `git archive REV yait_byheart` is unpacked into a temporary
@@ -12,6 +13,9 @@ a user turn, composes with it and appends the reply, on both in alternating orde
 of the second half of the rounds and their ratio (this checkout / REV) are printed. With
 `--cold N`, the cold path instead (eval.bench_live's: N generated histories of 500 turns,
 each appended to a new Memory and composed once), alternated history by history, CPU time.
+With `--reopen N`, reopening instead: each revision's Memory gets the same N turns, is imported
+into its own SQLite file by its own store (which then writes its index snapshot on a first
+open), and the two files are opened in turn, 6 times each (wall-clock medians).
 """
 
 from __future__ import annotations
@@ -98,6 +102,37 @@ def compare_cold(memories: dict[str, Any], histories: int, budget: int) -> dict[
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+def compare_reopen(
+    packages: dict[str, Any], turns: int, budget: int, into: Path
+) -> dict[str, float]:
+    """Median seconds to open a conversation of `turns` turns from SQLite, per package."""
+    talk = Talk()
+    history = [talk.turn() for _ in range(turns)]
+    stores: dict[str, tuple[Any, Path]] = {}
+    for name, package in packages.items():
+        store = importlib.import_module(package.__name__ + ".store")
+        mem = package.Memory(budget=budget)
+        for i, text in enumerate(history):
+            when = f"{1 + (i // 80) % 28} May 2023"
+            mem.append("user" if i % 2 == 0 else "assistant", text, when=when)
+        path = into / f"{len(stores)}.db"
+        with store.SQLiteStore(path) as db:
+            db.import_("c", mem.to_dict())
+        with store.SQLiteStore(path) as db:
+            db.open("c")  # a store may write its snapshot on the first open
+        stores[name] = (store, path)
+    times: dict[str, list[float]] = {k: [] for k in stores}
+    names = list(stores)
+    for r in range(6):
+        for name in names if r % 2 else reversed(names):
+            store, path = stores[name]
+            with store.SQLiteStore(path) as db:
+                t0 = time.perf_counter()
+                db.open("c")
+                times[name].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval ab-revision", description=__doc__)
     parser.add_argument("rev", help="git revision to compare against (e.g. d712674)")
@@ -105,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1_000)
     parser.add_argument("--budget", type=int, default=20_000)
     parser.add_argument("--cold", type=int, default=0, help="histories for the cold path")
+    parser.add_argument("--reopen", type=int, default=0, help="turns for reopening")
     args = parser.parse_args(argv)
     if args.turns < 0 or args.rounds < 2:
         parser.error("--turns must be >= 0 and --rounds >= 2")
@@ -113,6 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             other = load_revision(args.rev, Path(tmp))
         except subprocess.CalledProcessError as exc:
             parser.error(f"git archive {args.rev}: {exc.stderr.decode().strip()}")
+        if args.reopen > 0:
+            packages = {args.rev: other, "this checkout": yait_byheart}
+            opened = compare_reopen(packages, args.reopen, args.budget, Path(tmp))
+            base_s, this_s = opened[args.rev], opened["this checkout"]
+            print(f"reopening {args.reopen:,} turns from SQLite, 6 opens alternated, medians: "
+                  f"{args.rev} {base_s:.3f} s, this checkout {this_s:.3f} s, ratio "
+                  f"{this_s / base_s:.2f}x")  # fmt: skip
+            return 0
         if args.cold > 0:
             classes = {args.rev: other.Memory, "this checkout": yait_byheart.Memory}
             cold = compare_cold(classes, args.cold, args.budget)
