@@ -221,6 +221,18 @@ def test_ab_revision_against_this_checkouts_own_commit(capsys: pytest.CaptureFix
                          out, flags=re.M)  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "what"), [("--cold", "1", "cold path"), ("--reopen", "300", "reopening")]
+)
+def test_ab_revision_compares_the_cold_path_and_reopening(
+    option: str, value: str, what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ab-revision", "HEAD", option, value]) == 0
+    out = capsys.readouterr().out
+    assert re.search(rf"^{what}.*: HEAD [\d.]+ m?s, this checkout [\d.]+ m?s, ratio [\d.]+x$",
+                     out, flags=re.M), out  # fmt: skip
+
+
 def test_ab_revision_names_a_bad_revision(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["ab-revision", "no-such-rev-123", "--turns", "10"])
