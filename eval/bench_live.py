@@ -3,6 +3,7 @@
     python -m eval bench-live                 # 1k, 10k and 100k turns, budget 20,000
     python -m eval bench-live --turns 10000   # one size
     python -m eval bench-live --cold-data longmemeval_s_dev.json.gz   # cold path on real talk
+    python -m eval bench-live --turns 10000 --no-dates   # without resolving relative dates
 
 For each size it appends the history, composes for the last 1,000 user turns (the first 500
 warm the sticky selection up), times the last 500 user turns (append, compose, append) and
@@ -77,10 +78,10 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def run(turns: int, budget: int, timed: int) -> dict[str, float]:
+def run(turns: int, budget: int, timed: int, dates: bool = True) -> dict[str, float]:
     talk = Talk()
 
-    mem = Memory(budget=budget)
+    mem = Memory(budget=budget, resolve_time=dates)
     day = 0
     appends: list[float] = []
     composes: list[float] = []
@@ -274,6 +275,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timed", type=int, default=500, help="user turns timed at the end")
     parser.add_argument("--cold", type=int, default=6, help="histories for the cold path (0: none)")
     parser.add_argument("--cold-data", help="LongMemEval file (gzip JSON) for the cold path")
+    parser.add_argument(
+        "--no-dates", action="store_true", help="Memory(resolve_time=False): what dates cost"
+    )
     args = parser.parse_args(argv)
     if args.timed < 1 or any(n < 2 for n in args.turns):
         parser.error("--timed must be >= 1 and every --turns >= 2")
@@ -288,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---:|---:|---:|---:|---:|---:|---:|")
     results = []
     for n in args.turns:
-        r = run(n, args.budget, args.timed)
+        r = run(n, args.budget, args.timed, dates=not args.no_dates)
         results.append(r)
         print(
             f"| {n:,} | {r['append_median_us']:.1f} µs | {r['append_p95_us']:.1f} µs "

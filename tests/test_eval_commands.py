@@ -13,11 +13,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from eval import bench_live
 from eval.__main__ import COMMANDS, main
+from yait_byheart import Memory
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = Path(__file__).parent / "data" / "tiny_locomo.json"
@@ -130,6 +132,21 @@ def test_bench_live_prints_the_table_and_judges_floors(
     # Only the floors that apply to any size are judged at 300 turns.
     assert [key for _, key in verdicts] == ["append_median_us", "peak_mb"]
     assert code == (0 if all(v == "PASS" for v, _ in verdicts) else 1)
+
+
+def test_bench_live_no_dates_times_a_memory_that_resolves_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[object] = []
+
+    def spy(**settings: Any) -> Memory:
+        built.append(settings.get("resolve_time"))
+        return Memory(**settings)
+
+    monkeypatch.setattr(bench_live, "Memory", spy)
+    bench_live.run(40, 2_000, 5, dates=False)
+    bench_live.run(40, 2_000, 5)
+    assert built == [False, True]
 
 
 def test_bench_live_cold_path_against_plain_bm25() -> None:
