@@ -586,10 +586,10 @@ class Memory:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"Memory.from_dict: config is not valid: {exc}") from exc
         with load.collector_paused():
-            keys, first, checked = saved.keys, 0, 0
+            keys, first, checked, intact = saved.keys, 0, 0, False
             index: bytes | memoryview | None = index_snapshot
             if index_snapshot:
-                known, index = snapshot.load_layout(
+                known, index, intact = snapshot.load_layout(
                     mem._conv, index_snapshot, saved.turns, saved.layouts
                 )
                 if known is not None:
@@ -599,7 +599,7 @@ class Memory:
             for at in range(first, len(turns)):
                 replay(turns[at], *saved.recorded(at), keys.get(at))
             if index:
-                mem._snapshot_stretches = mem._ranker.load_snapshot(index, checked)
+                mem._snapshot_stretches = mem._ranker.load_snapshot(index, checked, intact)
             mem._ranker.sync()  # reopened means ready: the first compose pays nothing extra
         mem._restore_state(saved)
         return mem

@@ -211,11 +211,14 @@ class Ranker:
         self.sync()
         return snapshot.dump(self.conv, self.index, self.user_index, self.tokenizer.snapshot_id)
 
-    def load_snapshot(self, data: bytes | memoryview, checked: int = 0) -> int:
+    def load_snapshot(
+        self, data: bytes | memoryview, checked: int = 0, intact: bool = False
+    ) -> int:
         """Take the index from `data` if it was built from exactly these stretches by this
         tokenizer; how many stretches it supplied (0: ignored, they are indexed anew). The
-        first `checked` entries are known to be the ones it was built from."""
-        loaded = snapshot.load(self.conv, data, self.tokenizer.snapshot_id, checked)
+        first `checked` entries are known to be the ones it was built from; `intact`: a
+        checksum showed `data` to be the bytes written."""
+        loaded = snapshot.load(self.conv, data, self.tokenizer.snapshot_id, checked, intact)
         if loaded is None:
             return 0
         self.index, self.user_index = loaded
