@@ -62,14 +62,19 @@ def load_revision(rev: str, into: Path) -> ModuleType:
     return module
 
 
+def feed(mem: Any, history: list[str]) -> None:
+    """Append `history` to `mem`, the speakers alternating, a new day every 80 turns."""
+    for i, text in enumerate(history):
+        when = f"{1 + (i // 80) % 28} May 2023"
+        mem.append("user" if i % 2 == 0 else "assistant", text, when=when)
+
+
 def compare(memories: dict[str, Any], turns: int, rounds: int) -> dict[str, dict[str, float]]:
     """Median append and compose seconds per memory over the second half of `rounds`."""
     talk = Talk()
     history = [talk.turn() for _ in range(turns)]
     for mem in memories.values():
-        for i, text in enumerate(history):
-            when = f"{1 + (i // 80) % 28} May 2023"
-            mem.append("user" if i % 2 == 0 else "assistant", text, when=when)
+        feed(mem, history)
     times: dict[str, dict[str, list[float]]] = {k: {"append": [], "compose": []} for k in memories}
     names = list(memories)
     for r in range(rounds):
@@ -112,9 +117,7 @@ def compare_reopen(
     for name, package in packages.items():
         store = importlib.import_module(package.__name__ + ".store")
         mem = package.Memory(budget=budget)
-        for i, text in enumerate(history):
-            when = f"{1 + (i // 80) % 28} May 2023"
-            mem.append("user" if i % 2 == 0 else "assistant", text, when=when)
+        feed(mem, history)
         path = into / f"{len(stores)}.db"
         with store.SQLiteStore(path) as db:
             db.import_("c", mem.to_dict())

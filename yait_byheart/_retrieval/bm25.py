@@ -131,11 +131,7 @@ class Postings(Mapping[int, int]):
     def append(self, doc_id: int, tf: int) -> None:
         """Add a document above every one held."""
         self.ids = _with(self.ids, doc_id)
-        try:
-            self.tfs.append(tf)
-        except OverflowError:  # a count above 255: 4-byte counts from now on
-            self.tfs = array(U32, self.tfs)
-            self.tfs.append(tf)
+        self.tfs = _with(self.tfs, tf)
 
     def put(self, doc_id: int, tf: int) -> None:
         """Add a document not held, wherever its id falls (a binary search and a move)."""
@@ -292,8 +288,7 @@ class Index:
                 try:
                     entry.tfs.append(tf)
                 except OverflowError:
-                    entry.tfs = array(U32, entry.tfs)
-                    entry.tfs.append(tf)
+                    entry.tfs = _with(entry.tfs, tf)
             else:
                 entry.put(doc_id, tf)
             if tf > 1 and tf > entry.most:
@@ -720,15 +715,15 @@ def _first_tf(tf: int) -> array[int]:
     return array("B" if tf <= 255 else U32, (tf,))
 
 
-def _with(ids: array[int], doc_id: int) -> array[int]:
-    """`ids` with `doc_id` appended: the same array, or one of 4-byte ids once an id exceeds 2
-    bytes (ids are stretch numbers: 2 bytes hold 65,536 of them, half the memory of 4)."""
+def _with(values: array[int], value: int) -> array[int]:
+    """`values` with `value` appended: the same array, or a 4-byte one once a value outgrows
+    its items (ids take 2 bytes until one exceeds 65,535, counts 1 until one exceeds 255)."""
     try:
-        ids.append(doc_id)
+        values.append(value)
     except OverflowError:
-        ids = array(U32, ids)
-        ids.append(doc_id)
-    return ids
+        values = array(U32, values)
+        values.append(value)
+    return values
 
 
 def _col_put(entry: Postings, col: bytearray, doc_id: int, tf: int) -> None:
