@@ -15,6 +15,7 @@ from yait_byheart._dates.lang import Lang, de, en, es, fr, it, ja, pt, ru, zh
 from yait_byheart._dates.resolve import (
     _annotations,
     _ascii_lower,
+    _ascii_may_resolve,
     _may_contain_phrase,
     format_day,
     phrase_matches,
@@ -48,7 +49,8 @@ HEADS = [
     "a couple of", "two", "3", "the day", "the week", "yesterday", "tomorrow", "today",
 ]  # fmt: skip
 UNITS = [
-    "week", "weekend", "month", "year", "day", "days", "weeks", "Friday", "Fri", "Sat",
+    "week", "weekend", "month", "year", "day", "days", "weeks", "weekends", "months", "years",
+    "Friday", "Fri", "Sat",
     "sat", "Sun", "morning", "evening", "afternoon", "night", "before", "after",
 ]  # fmt: skip
 TAILS = ["ago", "from now", "last", "yesterday", "tomorrow", "time", "of", "or two", "'s", ""]
@@ -155,7 +157,7 @@ def test_anchored_search_finds_what_a_whole_scan_finds(text: str, pad: int) -> N
 
 
 def test_precheck_and_idempotence_on_every_head_unit_tail_phrase() -> None:
-    # Exhaustive over the phrase grid (17 x 18 x 10), so no combination is
+    # Exhaustive over the phrase grid (17 x 21 x 10), so no combination is
     # left to chance: e.g. "this evening", which only "evening" lets through.
     anchor = date(2023, 5, 25)
     matched = 0
@@ -166,6 +168,7 @@ def test_precheck_and_idempotence_on_every_head_unit_tail_phrase() -> None:
                 for m in R.PHRASE.finditer(_ascii_lower(text)):
                     matched += 1
                     assert _may_contain_phrase(m[0]), m[0]
+                    assert not m[0].isascii() or _ascii_may_resolve(m[0]), m[0]
                 once = resolve_time(text, anchor)
                 assert resolve_time(once, anchor) == once
     assert matched > 1000
@@ -446,5 +449,35 @@ def test_other_languages_precheck_reads_the_words_the_languages_read(text: str) 
     lowered = _ascii_lower(text)
     other_script = not text.isascii() and intl._OTHER_SCRIPT.search(text) is not None
     words = set(intl._words(lowered))
-    expected = other_script or not intl._ALL_KEYS.isdisjoint(words) or intl._english_pair(lowered)
+    expected = other_script or not intl._ALL_KEYS.isdisjoint(words) or intl.english_pair(lowered)
     assert intl.may_apply(text, lowered) == expected
+
+
+# ASCII texts of every kind above; "?" stands for what is not ASCII (a no-break space too).
+ASCII_TEXT = (LATIN_SOUP | SOUP | CASE_SOUP | st.text(st.characters(max_codepoint=127))).map(
+    lambda t: t.encode("ascii", "replace").decode()
+)
+
+
+@given(ASCII_TEXT, MIDDLE_ANCHORS)
+def test_ascii_word_precheck_is_a_necessary_condition(text: str, anchor: date) -> None:
+    # resolve_time returns an ASCII text the word precheck turns away untouched: no English
+    # phrase, no language's phrase, no language picked; on each phrase alone too, as the
+    # look-arounds keep a phrase's words whole inside any text.
+    lowered = _ascii_lower(text)
+    for m in R.PHRASE.finditer(lowered):
+        assert _ascii_may_resolve(m[0]), m[0]
+    if _ascii_may_resolve(lowered):
+        return
+    assert R.PHRASE.search(lowered) is None
+    assert not intl.may_apply(text, lowered)
+    for lang in ALL_LANGS:
+        assert lang.phrase.search(lowered) is None, (lang.name, text)
+    assert resolve_time(text, anchor) == text
+
+
+def test_ascii_keys_are_letters_and_digits() -> None:
+    # The word precheck cuts at every other byte, which keeps such a key whole wherever the
+    # languages' own cut finds it.
+    assert all(re.fullmatch(rb"[a-z0-9]+", key) for key in intl.ASCII_KEYS)
+    assert all(re.fullmatch(r"[a-z]+", word) for word in R.WHOLE_WORDS)

@@ -108,7 +108,7 @@ _EN_KEYS = _keywords([*en.HOLIDAYS, *en.SEASONS, "fortnight", "weekend", "week-e
 # Apart, each begins with a literal word that the search finds in C.
 _EN_PAIRS = (re.compile(r"before[ \t\u00a0]{1,3}last"), re.compile(r"after[ \t\u00a0]{1,3}next"))
 _ALL_KEYS = _EN_KEYS.union(*(keys for _, keys in _LATIN_KEYS))
-_ASCII_KEYS = frozenset(k.encode() for k in _ALL_KEYS if k.isascii())
+ASCII_KEYS = frozenset(k.encode() for k in _ALL_KEYS if k.isascii())
 # `_ASCII_PUNCT` and the separators str.split cuts at but bytes.split does not: bytes cut
 # by it are the words `_words` finds.
 _ASCII_SPLIT = bytes.maketrans(b".,!?;:()[]{}\"'-/\x1c\x1d\x1e\x1f", b" " * 20)
@@ -121,7 +121,7 @@ def _words(lowered: str) -> list[str]:
     return _LATIN_WORD.findall(lowered)
 
 
-def _english_pair(lowered: str) -> bool:
+def english_pair(lowered: str) -> bool:
     """ "the Friday before last", "the week after next"."""
     before, after = _EN_PAIRS
     return ("before" in lowered and before.search(lowered) is not None) or (
@@ -136,17 +136,17 @@ def may_apply(text: str, lowered: str) -> bool:
     if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
         return True
     if lowered.isascii():
-        found = not _ASCII_KEYS.isdisjoint(lowered.encode().translate(_ASCII_SPLIT).split())
+        found = not ASCII_KEYS.isdisjoint(lowered.encode().translate(_ASCII_SPLIT).split())
     else:
         found = not _ALL_KEYS.isdisjoint(_LATIN_WORD.findall(lowered))
-    return found or _english_pair(lowered)
+    return found or english_pair(lowered)
 
 
 def languages(text: str, lowered: str) -> list[Lang]:
     """The languages whose patterns run on ``text``."""
     listed = _words(lowered)
     words = set(listed)  # each word hashed once however many languages' keys are checked
-    english = not _EN_KEYS.isdisjoint(words) or _english_pair(lowered)
+    english = not _EN_KEYS.isdisjoint(words) or english_pair(lowered)
     langs = [en.LANG] if english else []
     if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
         if _KANA.search(text) is not None:

@@ -150,6 +150,14 @@ UNIT_AFTER_SPACE: tuple[str, ...] = tuple(
     space + unit for space in " \t\u00a0" for unit in ("day", "week", "month", "year")
 )
 THIS_WITH: tuple[str, ...] = ("morn", "noon", "evening")
+#: On ASCII text the pre-check above is one set test instead: every PHRASE match holds one
+#: of these as a whole word (the pattern's look-arounds keep word characters off both of
+#: its ends, and each alternative holds a direction word, "ago", a day word, a part of the
+#: day after "this", or a unit after "this" or "in N"); tests hold it so.
+WHOLE_WORDS: tuple[str, ...] = (
+    *ANY_OF, "morning", "afternoon", "evening", "day", "days", "week", "weeks", "weekend",
+    "weekends", "month", "months", "year", "years",
+)  # fmt: skip
 
 #: Every PHRASE match holds one of these, less than ANCHOR_REACH characters after its start
 #: (the pattern's repetitions are bounded): only the text near them is searched, so a long

@@ -437,6 +437,21 @@ def _may_contain_phrase(lowered: str) -> bool:
     return False
 
 
+# Every byte but a-z and 0-9 cut to a space: finer than the cut `intl` reads words with, so
+# each of its words made of letters and digits, as every key is, is a word here too.
+_ASCII_CUT = bytes.maketrans(
+    bytes(b for b in range(256) if not (48 <= b <= 57 or 97 <= b <= 122)), b" " * 220
+)
+_ASCII_TRIGGERS = frozenset(w.encode() for w in R.WHOLE_WORDS) | intl.ASCII_KEYS
+
+
+def _ascii_may_resolve(lowered: str) -> bool:
+    """On an ASCII text, a necessary condition for an English phrase and for `intl.may_apply`
+    in one word cut: a word of `R.WHOLE_WORDS` or a key of a language, or an English pair."""
+    words = lowered.encode().translate(_ASCII_CUT).split()
+    return not _ASCII_TRIGGERS.isdisjoint(words) or intl.english_pair(lowered)
+
+
 def _ascii_lower(text: str) -> str:
     """Lower-cased copy of ``text`` with every character at the same position.
 
@@ -586,9 +601,11 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
         return text
     plain, notes = _set_aside_notes(text)
     lowered = _ascii_lower(plain)
+    if plain.isascii() and not _ascii_may_resolve(lowered):
+        return text  # the common case: no date word at all
     other = intl.may_apply(plain, lowered)
     if not other and not _may_contain_phrase(lowered):
-        return text  # the common case: no date word at all
+        return text
     anchor = parse_when(when, order)
     if anchor is None:
         return text
