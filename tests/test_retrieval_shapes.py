@@ -7,6 +7,7 @@ it is asked, favour what was said on those days.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from yait_byheart import Memory, resolve_time
 from yait_byheart._dates.spans import annotated_spans
 from yait_byheart._retrieval.ranking import asked_speaker
+from yait_byheart._turns import patterns as P
 
 TOPICS = [
     ("tomatoes", "plant tomato seedlings deep, water at the base, stake them early"),
@@ -99,6 +101,53 @@ def test_asked_speaker() -> None:
     assert asked_speaker("Can you recommend a show for me to watch tonight?") == "user"
     assert asked_speaker("Could you suggest some conferences I might like?") == "user"
     assert asked_speaker("Can you remind me what you recommended for my trip?") is None
+
+
+# Words of both patterns, in every case, with the characters that fold to their first
+# letters under IGNORECASE ("İ" and "ı" match "i"), so that matches and near-misses abound.
+_SPEAKER_WORDS = [
+    "I", "i", "i'm", "I'd", "ME", "my", "Mine", "myself", "you", "You've", "your", "YOUR",
+    "told", "suggested", "recommendation", "can", "could", "won't", "remind", "we", "our",
+    "discussed", "chat", "came up with", "\u0130", "\u0131", "x", "'", "_",
+    "you told", "can you suggest", "Your advice", "remind me", "We talked", "our last chat",
+]  # fmt: skip
+SPEAKER_WORDS = st.sampled_from(_SPEAKER_WORDS)
+SPEAKER_TEXT = st.lists(
+    SPEAKER_WORDS | st.sampled_from([" ", "  ", ", ", "\n", ""]) | st.text(max_size=2),
+    max_size=24,
+).map("".join)
+
+
+def _without_look_aheads(pattern: re.Pattern[str], gates: list[str]) -> re.Pattern[str]:
+    plain = pattern.pattern
+    for gate in gates:
+        assert gate in plain
+        plain = plain.replace(gate, "", 1)
+    return re.compile(plain, pattern.flags)
+
+
+SPEAKER_PATTERNS = [
+    (P.ASKS_REPLIES, _without_look_aheads(P.ASKS_REPLIES, ["(?=[yrwo])"])),
+    (P.ASKS_OWN_WORDS, _without_look_aheads(P.ASKS_OWN_WORDS, ["(?=I)", "(?=[im])"])),
+]
+
+
+def _same_matches(text: str) -> None:
+    for pattern, reference in SPEAKER_PATTERNS:
+        spans = [m.span() for m in pattern.finditer(text)]
+        assert spans == [m.span() for m in reference.finditer(text)], (pattern.pattern, text)
+
+
+def test_speaker_patterns_find_what_they_find_without_their_look_aheads() -> None:
+    # Every pair of words, so that each branch is met whole at least once.
+    for first in _SPEAKER_WORDS:
+        for second in _SPEAKER_WORDS:
+            _same_matches(f"{first} {second}")
+
+
+@given(SPEAKER_TEXT)
+def test_speaker_patterns_find_the_same_in_any_soup(text: str) -> None:
+    _same_matches(text)
 
 
 def test_the_users_own_words_outrank_a_reply_that_repeats_the_question() -> None:

@@ -26,19 +26,23 @@ ASKS = re.compile("[?\uff1f\u061f\u037e]")
 WHEN_QUESTION = re.compile(r"\s*when\b", re.IGNORECASE)
 
 #: A question that speaks of the asker: the user's own words are its evidence.
-# "I" only as a capital (Italian "i" is an article); the rest in any case.
-ASKS_OWN_WORDS = re.compile(r"\bI\b|(?i:\b(?:i'm|i've|i'd|i'll|me|my|mine|myself)\b)")
+# "I" only as a capital (Italian "i" is an article); the rest in any case. This pattern and
+# the next first look ahead for a letter a match can start with, under the same case rule:
+# most positions fail there, before word boundaries and look-behinds are tried (2-4x faster on
+# a chat turn; a test compares them with the patterns without the look-aheads).
+ASKS_OWN_WORDS = re.compile(r"(?=I)\bI\b|(?i:(?=[im])\b(?:i'm|i've|i'd|i'll|me|my|mine|myself)\b)")
 #: ... unless it asks what the assistant said, or to recall the talk itself, where either
 #: speaker's words may hold it ("you told me", "did you suggest", "your advice", "remind me",
 #: "our previous chat", "we discussed"). A request for new help ("can you recommend a show
 #: for me?") asks nothing of the past: what the user said of their tastes is its evidence.
 ASKS_REPLIES = re.compile(
+    r"(?=[yrwo])(?:"
     r"(?<!\bcan[ ])(?<!\bcould[ ])(?<!\bwould[ ])(?<!\bwill[ ])(?<!\bwon't[ ])"
     r"\byou(?:'d|'ve)?[ ]+(?:\w+[ ]+)?(?:tell|told|say|said|mention(?:ed)?|suggest(?:ed)?|"
     r"recommend(?:ed)?|give|gave|provided?|list(?:ed)?|shared?|explain(?:ed)?|write|wrote|"
     r"described?|named?|show(?:ed)?|offer(?:ed)?|proposed?|advised?|came[ ]up[ ]with)\b"
     r"|\byour[ ]+(?:suggestion|recommendation|advice|answer|reply|list|response|explanation)s?\b"
     r"|\bremind[ ]+me\b|\bwe[ ]+(?:talked|discussed|chatted|spoke)\b"
-    r"|\bour[ ]+(?:\w+[ ]+)?(?:conversation|chat|discussion|talk)s?\b",
+    r"|\bour[ ]+(?:\w+[ ]+)?(?:conversation|chat|discussion|talk)s?\b)",
     re.IGNORECASE,
 )
