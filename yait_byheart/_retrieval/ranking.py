@@ -66,12 +66,15 @@ def neighbour_shares(
     if weight <= 0 or width <= 0:
         return out
     get = out.get
-    for uid, score in scores.items():
+    steps = range(1, width + 1)
+    for uid, score in scores.items():  # the two sides written out: each compose runs this
         share = weight * score / 2
-        for step in range(1, width + 1):
-            for near in (uid - step, uid + step):
-                if 0 <= near < n_units:
-                    out[near] = get(near, 0.0) + share
+        for step in steps:
+            below, above = uid - step, uid + step
+            if 0 <= below < n_units:
+                out[below] = get(below, 0.0) + share
+            if 0 <= above < n_units:
+                out[above] = get(above, 0.0) + share
             share /= 2
     return out
 
