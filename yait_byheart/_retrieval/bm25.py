@@ -651,8 +651,14 @@ class Index:
                         scores[doc_id] = get(doc_id, 0.0) + share
             return
         lengths = self._lengths
+        # Most counts are 1: its two constants hoisted, the same floats (weight * 1 is weight,
+        # 1 + a is what tf + a adds first).
+        one_a = 1 + a
         for doc_id, tf in zip(entry.ids, entry.tfs, strict=True):
-            scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + a + c * lengths[doc_id])
+            if tf == 1:
+                scores[doc_id] = get(doc_id, 0.0) + weight / (one_a + c * lengths[doc_id])
+            else:
+                scores[doc_id] = get(doc_id, 0.0) + weight * tf / (tf + a + c * lengths[doc_id])
 
     def _add_reaching(
         self, entry: Postings, weight: float, a: float, c: float, scores: Scores, reach: float,
