@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 from typing import Any
 from unittest import mock
@@ -512,3 +513,16 @@ def test_a_dump_of_the_previous_layout_loads_with_its_lists_sorted() -> None:
     twice = old.replace(u32_bytes([2, 0, 0, 1]), u32_bytes([2, 2, 0, 1]))
     with pytest.raises(ValueError, match="twice"):
         Index.load(twice)
+
+
+@pytest.mark.parametrize("n", [1, 50, 300, bm25._SORTED_KTH, bm25._SORTED_KTH + 1, 6000])
+@pytest.mark.parametrize("k", [1, 74, 200])
+def test_head_of_a_large_score_table_is_the_k_best_pairs(n: int, k: int) -> None:
+    # Both ways of finding the k-th score (a sort up to _SORTED_KTH values, heapq beyond),
+    # with many ties: the head is the k largest (score, id) pairs, largest first.
+    rng = random.Random(n * 1000 + k)
+    scores = {d: float(rng.randrange(60)) for d in rng.sample(range(3 * n), n)}
+    k = min(k, n)
+    expected = sorted(((s, d) for d, s in scores.items()), reverse=True)[:k]
+    assert bm25._head_of(scores, k) == expected
+    assert bm25._kth_largest(scores.values(), k) == expected[-1][0]

@@ -606,7 +606,7 @@ class Index:
                 # Scores only grow, so an earlier k-th score still bounds the head from below:
                 # the k-th search (a pass over thousands of scores) runs only when it must.
                 if kth <= left_bound[i + 1] and max(scores.values()) > left_bound[i + 1]:
-                    kth = heapq.nlargest(k, scores.values())[-1]
+                    kth = _kth_largest(scores.values(), k)
                 cut = kth - left_bound[i + 1]
             if cut <= 0.0 and not closed:
                 self._add_all(entry, weights[i], a, c, scores, banded[i])
@@ -813,9 +813,21 @@ def _head_of(scores: Scores, k: int) -> list[tuple[float, int]]:
     if len(scores) > 4 * k:
         # Only pairs at or above the k-th score are built and sorted: with thousands of scored
         # documents this beats heapq.nlargest over all pairs (docs/benchmarks.md, "Speed").
-        kth = heapq.nlargest(k, scores.values())[-1]
+        kth = _kth_largest(scores.values(), k)
         return _best(((s, d) for d, s in scores.items() if s >= kth), k)
     return _best(zip(scores.values(), scores.keys(), strict=True), k)
+
+
+# Up to this many values, sorting them all in C finds the k-th largest sooner than heapq's
+# Python loop over them (docs/benchmarks.md, "Speed").
+_SORTED_KTH = 2000
+
+
+def _kth_largest(values: Collection[float], k: int) -> float:
+    """The `k`-th largest of `values` (1 <= k <= len(values))."""
+    if len(values) <= _SORTED_KTH:
+        return sorted(values, reverse=True)[k - 1]
+    return heapq.nlargest(k, values)[-1]
 
 
 def _best(pairs: Iterable[tuple[float, int]], k: int) -> list[tuple[float, int]]:
