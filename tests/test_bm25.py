@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
 from typing import Any
 from unittest import mock
@@ -345,8 +348,9 @@ def test_grouped_head_equals_a_full_walk_through_adds_removes_and_reloads(
 class _DictIndex:
     """A plain reference index: each document's counts in a dict, every statistic recounted.
 
-    It sums in the orders `Index` documents (a query's set order for `scores`; fewest
-    documents first for `exact` and `head`), so their floats must be equal, not just close."""
+    It sums in the orders `Index` documents (alphabetical for `scores`; fewest documents
+    first, then alphabetical, for `exact` and `head`), so their floats must be equal, not just
+    close."""
 
     def __init__(self) -> None:
         self.docs: dict[int, dict[str, int]] = {}
@@ -363,7 +367,7 @@ class _DictIndex:
         if not n:
             return out
         avg = total / n
-        for term in set(query):
+        for term in sorted(set(query)):
             held = self.holding(term)
             if not held:
                 continue
@@ -378,7 +382,7 @@ class _DictIndex:
         n, total = self._stats()
         out = dict.fromkeys(self.docs, 0.0)
         terms = sorted(
-            (t for t in set(query) if self.holding(t)), key=lambda t: len(self.holding(t))
+            (t for t in set(query) if self.holding(t)), key=lambda t: (len(self.holding(t)), t)
         )
         if not n or not terms:
             return out
@@ -526,3 +530,23 @@ def test_head_of_a_large_score_table_is_the_k_best_pairs(n: int, k: int) -> None
     expected = sorted(((s, d) for d, s in scores.items()), reverse=True)[:k]
     assert bm25._head_of(scores, k) == expected
     assert bm25._kth_largest(scores.values(), k) == expected[-1][0]
+
+
+def test_terms_are_summed_in_the_same_order_in_every_process() -> None:
+    # Terms held by as many documents are summed alphabetically, not in a set's order (which
+    # follows the process's string hashes): float sums, so rankings, agree across processes.
+    code = (
+        "from yait_byheart._retrieval.bm25 import Index\n"
+        "terms = [f'term{i}' for i in range(20)]\n"
+        "index = Index()\n"
+        "for i, term in enumerate(terms): index.add(i, {term: 1})\n"
+        "print(index._rarest_first(terms[::-1]))\n"
+    )
+    orders = {
+        subprocess.run(
+            [sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True, text=True, check=True,
+        ).stdout
+        for seed in range(4)
+    }  # fmt: skip
+    assert orders == {f"{sorted(f'term{i}' for i in range(20))}\n"}

@@ -423,7 +423,7 @@ class Index:
         `extra` documents are scored as if they were in the index (one shared set of statistics)
         without being added: this is how outside material competes with the conversation.
         """
-        terms = set(query_terms)
+        terms = sorted(set(query_terms))  # summed in one order in every process (see below)
         n_docs = self._count + len(extra)
         if n_docs == 0 or not terms:
             return {}, [0.0] * len(extra)
@@ -519,10 +519,13 @@ class Index:
         return out
 
     def _rarest_first(self, query_terms: Iterable[str]) -> list[str]:
-        """The indexed query terms, fewest postings first: the order `head` and `exact` both
-        sum in, which is what makes their floats equal."""
+        """The indexed query terms, fewest postings first, then alphabetical: the order `head`
+        and `exact` both sum in, which is what makes their floats equal. Ties go by the term,
+        not by a set's order, which follows the process's string hashes: every process sums in
+        the same order, so all of them rank alike and send the same bytes."""
         postings = self._postings
-        return sorted((t for t in set(query_terms) if t in postings), key=self._df)
+        found = {t for t in query_terms if t in postings}
+        return sorted(found, key=lambda t: (len(postings[t].ids), t))
 
     def _banded(self, entry: Postings) -> Bands:
         """A term's postings by tf, each tf's grouped by document length: built on first use."""

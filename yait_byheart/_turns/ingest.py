@@ -58,4 +58,5 @@ def make_turn(
                 "'mdy'); or build the Memory with resolve_time=False to keep free-form labels"
             )
         shown = text if text.isspace() else resolve_time(text, anchor)
-    return Turn(role, text, shown, kind, source, label, tools=tools, item=item)
+    # Positional (opens and redacted False): keywords slow the call every append makes.
+    return Turn(role, text, shown, kind, source, label, False, False, tools, item)
