@@ -439,9 +439,8 @@ def _may_contain_phrase(lowered: str) -> bool:
 
 # Every byte but a-z and 0-9 cut to a space: finer than the cut `intl` reads words with, so
 # each of its words made of letters and digits, as every key is, is a word here too.
-_ASCII_CUT = bytes.maketrans(
-    bytes(b for b in range(256) if not (48 <= b <= 57 or 97 <= b <= 122)), b" " * 220
-)
+_NOT_WORD = bytes(b for b in range(256) if not (48 <= b <= 57 or 97 <= b <= 122))
+_ASCII_CUT = bytes.maketrans(_NOT_WORD, b" " * len(_NOT_WORD))
 _ASCII_TRIGGERS = frozenset(w.encode() for w in R.WHOLE_WORDS) | intl.ASCII_KEYS
 
 

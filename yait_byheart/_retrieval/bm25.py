@@ -462,8 +462,12 @@ class Index:
         entry = self._postings.get(term)
         return 0 if entry is None else len(entry.ids)
 
-    def rarest(self, terms: Iterable[str], n: int) -> list[str]:
-        """The `n` distinct indexed terms of `terms` found in the fewest documents.
+    def rarest(self, terms: Iterable[str], n: int | None = None) -> list[str]:
+        """The `n` (default: all) distinct indexed terms of `terms` found in the fewest
+        documents, fewest first, then alphabetical: the order `head` and `exact` both sum in,
+        which makes their floats equal. Ties go by the term, not by a set's order, which
+        follows the process's string hashes: every process sums in the same order, so all of
+        them rank alike and send the same bytes.
 
         Query reduction for verbose queries (M. Bendersky and W. B. Croft, "Discovering key
         concepts in verbose queries", SIGIR 2008): the rarest terms decide a ranking, the common
@@ -490,7 +494,7 @@ class Index:
             0.0
         """
         postings, lengths = self._postings, self._lengths
-        terms = self._rarest_first(query_terms)
+        terms = self.rarest(query_terms)
         out = dict.fromkeys(doc_ids, 0.0)
         if not terms or not out:
             return out
@@ -517,15 +521,6 @@ class Index:
             for doc_id, tf in _found(entry, out):
                 out[doc_id] += weight * tf / (tf + a + c * lengths[doc_id])
         return out
-
-    def _rarest_first(self, query_terms: Iterable[str]) -> list[str]:
-        """The indexed query terms, fewest postings first, then alphabetical: the order `head`
-        and `exact` both sum in, which is what makes their floats equal. Ties go by the term,
-        not by a set's order, which follows the process's string hashes: every process sums in
-        the same order, so all of them rank alike and send the same bytes."""
-        postings = self._postings
-        found = {t for t in query_terms if t in postings}
-        return sorted(found, key=lambda t: (len(postings[t].ids), t))
 
     def _banded(self, entry: Postings) -> Bands:
         """A term's postings by tf, each tf's grouped by document length: built on first use."""
@@ -591,7 +586,7 @@ class Index:
         as a full walk (speed: docs/benchmarks.md, "Speed").
         """
         n_docs = self._count
-        terms = self._rarest_first(query_terms)
+        terms = self.rarest(query_terms)
         if not terms or n_docs == 0:
             return [], {}
         # norm(doc) = a + c * len(doc), the denominator's length part of the tf weight.
