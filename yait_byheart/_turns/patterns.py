@@ -28,8 +28,8 @@ WHEN_QUESTION = re.compile(r"\s*when\b", re.IGNORECASE)
 #: A question that speaks of the asker: the user's own words are its evidence.
 # "I" only as a capital (Italian "i" is an article); the rest in any case. This pattern and
 # the next first look ahead for a letter a match can start with, under the same case rule:
-# most positions fail there, before word boundaries and look-behinds are tried (2-4x faster on
-# a chat turn; a test compares them with the patterns without the look-aheads).
+# most positions fail there, before word boundaries and look-behinds are tried (docs/
+# benchmarks.md, "Speed"; a test compares them with the patterns without the look-aheads).
 ASKS_OWN_WORDS = re.compile(r"(?=I)\bI\b|(?i:(?=[im])\b(?:i'm|i've|i'd|i'll|me|my|mine|myself)\b)")
 #: ... unless it asks what the assistant said, or to recall the talk itself, where either
 #: speaker's words may hold it ("you told me", "did you suggest", "your advice", "remind me",
