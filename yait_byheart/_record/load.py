@@ -115,14 +115,30 @@ def _config(config: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Objects a pause must have left in the youngest generation for `collector_paused` to move
+# them to the oldest: a conversation of some 20,000 turns (docs/benchmarks.md, "Speed").
+BULK_OBJECTS = 50_000
+
+
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector during a bulk load: the millions of small objects
-    reopening builds hold no cycles, and its passes over them cost time for nothing."""
+    reopening builds hold no cycles, and its passes over them cost time for nothing.
+
+    A large load's objects are then put in the oldest generation at once (`gc.freeze` and
+    `gc.unfreeze` move lists, walking nothing): left in the youngest, the first collection
+    after the load walks every one of them, and a second walks them again on their way up,
+    both in the reopening's first calls; they live as long as the Memory anyway. Not when the
+    collector was off already, or when the application has frozen objects of its own (a
+    server that froze them before forking keeps them frozen).
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if gc.get_count()[0] >= BULK_OBJECTS and gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
