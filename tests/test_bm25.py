@@ -17,10 +17,12 @@ from hypothesis import strategies as st
 
 from yait_byheart import BM25
 from yait_byheart._retrieval import bm25
+from yait_byheart._retrieval import ranking as _ranking
 from yait_byheart._retrieval.bm25 import Index, idf, term_weight
 from yait_byheart._text import words as _words
 from yait_byheart._text.porter import stem
 from yait_byheart._text.tokens import _ASCII_FOLD, term_counts, tokenize
+from yait_byheart._turns.settings import Tuning
 
 # Final outputs of Porter's algorithm for words exercising each step (Porter 1980, the
 # examples given with each rule; later-revision rules "bli" and "logi" included).
@@ -277,7 +279,7 @@ def test_maxscore_top_k_equals_exhaustive_scoring(
     for doc, score in exact.items():
         assert doc in best or score <= kth + 1e-9
     # head(): the same k best, as (score, id) best first, with their exact scores.
-    head, _ = index.head(tokenize(" ".join(query)), k)
+    head, _, _ = index.head(tokenize(" ".join(query)), k)
     assert [s for s, _ in head] == pytest.approx(sorted(exact.values(), reverse=True)[:k])
     for score, doc in head:
         assert score == pytest.approx(exact[doc])
@@ -288,10 +290,45 @@ def _head_both_ways(
 ) -> tuple[list[tuple[float, int]], dict[int, float], list[tuple[float, int]]]:
     """head() with every list kept in (tf, length) groups, and with none (a full walk)."""
     with mock.patch.object(bm25, "_BANDED", 1):
-        pruned, scores = index.head(query, k)
+        pruned, scores, _ = index.head(query, k)
     with mock.patch.object(bm25, "_BANDED", 1 << 40):
-        walked, _ = index.head(query, k)
+        walked, _, _ = index.head(query, k)
     return pruned, scores, walked
+
+
+def test_neighbours_of_a_complete_head_score_as_if_each_were_scored_exactly() -> None:
+    """When head() passed no document over, a neighbour outside its scores is given 0.0
+    without being scored: the new head is the one every neighbour's exact score gives. Over
+    generated indexes whose lists head() prunes (the first words of a vocabulary far more
+    common than the last), so that some heads pass documents over and some do not."""
+    vocabulary = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"]
+    tuning = Tuning()
+    outcomes: Counter[bool] = Counter()
+    for seed in range(1500):
+        rng = random.Random(seed)
+        n = rng.randint(5, 40)
+        index = Index()
+        for i in range(n):
+            if i % 3 != 1:  # gaps: stretches the index does not hold
+                size = rng.randint(1, 12)  # each word from a prefix: the first words common
+                drawn = (rng.choice(vocabulary[: rng.randint(1, 8)]) for _ in range(size))
+                index.add(i, Counter(drawn))
+        query = [rng.choice(vocabulary) for _ in range(rng.randint(1, 5))]
+        k = rng.randint(1, 6)
+        with mock.patch.object(bm25, "_BANDED", 1):  # grouped lists: the pruned path
+            head, scores, complete = index.head(query, k)
+            got = _ranking.with_neighbours(index, query, head, scores, n, k, tuning, complete)
+        # The reference: every stretch of the head and around it scored exactly, plus shares.
+        exact = index.exact(range(n), query)
+        sources = {u for _, u in head}
+        shares = _ranking.neighbour_shares(
+            {u: s for s, u in head}, n, tuning.context_weight, tuning.context_width
+        )
+        pool = sources | {u for u in shares if u in index or u - 1 in sources}
+        want = sorted(((exact[u] + shares.get(u, 0.0), u) for u in pool), reverse=True)[:k]
+        assert got == want, seed
+        outcomes[complete] += 1
+    assert min(outcomes[True], outcomes[False]) > 100  # both kinds of head were checked
 
 
 @given(
@@ -428,11 +465,13 @@ def test_the_index_answers_exactly_as_a_plain_dict_index(
             assert target.scores(query)[0] == ref.scores(query)
             exact = ref.exact(query)
             assert target.exact([*exact, 10_000], query) == {**exact, 10_000: 0.0}
-            head, scores = target.head(query, k)
+            head, scores, complete = target.head(query, k)
             held = [(s, d) for d, s in exact.items() if d in ref.scores(query)]
             assert head == sorted(held, reverse=True)[:k]
             for d, s in scores.items():
                 assert s <= exact[d]
+            if complete:  # no document passed over: those left out hold no query term
+                assert {d for d, s in exact.items() if s} <= scores.keys()
             for term in query:
                 got = target.holding(term)
                 want = ref.holding(term)
@@ -484,7 +523,7 @@ def test_a_document_taken_out_and_back_without_a_term_leaves_no_trace_of_it() ->
             for query in (["alpha"], ["alpha", "beta"]):
                 exact = ref.exact(query)
                 assert index.exact(list(exact), query) == exact
-                head, _ = index.head(query, 3)
+                head, _, _ = index.head(query, 3)
                 assert head == sorted(((s, d) for d, s in exact.items() if s), reverse=True)[:3]
 
 

@@ -566,9 +566,10 @@ class Index:
 
     def head(
         self, query_terms: Iterable[str], k: int
-    ) -> tuple[list[tuple[float, int]], dict[int, float]]:
-        """The `k` best documents as (score, id), best first (ties: higher id first), and the
-        scores in which they are exact; any other score is a lower bound.
+    ) -> tuple[list[tuple[float, int]], dict[int, float], bool]:
+        """The `k` best documents as (score, id), best first (ties: higher id first), the
+        scores in which they are exact (any other score is a lower bound), and whether every
+        document outside those scores scores 0 (no document was passed over).
 
         Terms are visited rarest first, as in MaxScore (H. Turtle and J. Flood, "Query
         evaluation: strategies and optimizations", Information Processing & Management 31(6),
@@ -588,7 +589,7 @@ class Index:
         n_docs = self._count
         terms = self.rarest(query_terms)
         if not terms or n_docs == 0:
-            return [], {}
+            return [], {}, True
         # norm(doc) = a + c * len(doc), the denominator's length part of the tf weight.
         a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
         entries = [self._postings[t] for t in terms]
@@ -612,7 +613,7 @@ class Index:
             self._add_reaching(entry, weights[i], a, c, scores, kth - left_bound[i], banded[i])
             if not closed:
                 closed = self._add_unseen(entry, weights[i], a, c, scores, cut)
-        return _head_of(scores, k), scores
+        return _head_of(scores, k), scores, not closed
 
     def _left_bounds(
         self, entries: list[Postings], weights: list[float], banded: list[bool], a: float, c: float

@@ -90,23 +90,25 @@ def query_terms(index: Index, terms: list[str], tuning: Tuning) -> list[str]:
 
 def with_neighbours(
     index: Index, terms: list[str], head: Head, scores: dict[int, float], n: int, k: int,
-    tuning: Tuning,
+    tuning: Tuning, complete: bool = False,
 ) -> Head:  # fmt: skip
     """The head after each of its stretches lends its neighbours a share of its score.
 
     Only the head lends (its scores are exact); a neighbour outside it gets its exact own
-    score first (the head's pruning may have left a lower bound). Shares only raise scores,
-    so the new head lies within the old head and its neighbours. A stretch the index does
-    not hold (only the other speaker's words, when a question is about one speaker's) is no
-    evidence of what was asked: it receives only as the reply that followed a stretch.
+    score first (the head's pruning may have left a lower bound; when `complete`, one outside
+    `scores` holds no query term, and scores 0.0). Shares only raise scores, so the new head
+    lies within the old head and its neighbours. A stretch the index does not hold (only the
+    other speaker's words, when a question is about one speaker's) is no evidence of what
+    was asked: it receives only as the reply that followed a stretch.
     """
     sources = {u: score for score, u in head}
     shares = neighbour_shares(sources, n, tuning.context_weight, tuning.context_width)
     if len(index) < n:  # an index of one speaker's words: not every stretch holds them
         shares = {u: share for u, share in shares.items() if u in index or u - 1 in sources}
-    own = index.exact([u for u in shares if u not in sources], terms)
+    outside = [u for u in shares if u not in sources and (not complete or u in scores)]
+    own = index.exact(outside, terms)
     for uid, share in shares.items():
-        scores[uid] = (sources[uid] if uid in sources else own[uid]) + share
+        scores[uid] = (sources[uid] if uid in sources else own.get(uid, 0.0)) + share
     pool = list(sources.keys() | shares.keys())
     return sorted(zip(map(scores.__getitem__, pool), pool, strict=True), reverse=True)[:k]
 
@@ -139,9 +141,9 @@ def bm25_ranked(
     and the rest of them come before the recency top-up.
     """
     terms = query_terms(index, terms, tuning)
-    head, scores = index.head(terms, k)
+    head, scores, complete = index.head(terms, k)
     if tuning.context_weight > 0 and tuning.context_width > 0 and scores:
-        head = with_neighbours(index, terms, head, scores, n, k, tuning)
+        head = with_neighbours(index, terms, head, scores, n, k, tuning, complete)
     if tuning.date_boost > 0 and when:
         head = date_boosted(head, dated, tuning.date_boost)
     if tuning.date_boost > 0 and said_then is not None:

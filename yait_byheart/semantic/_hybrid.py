@@ -221,8 +221,8 @@ class Hybrid:
         tuning, index, n = self.tuning, self._index, self._next
         terms = _ranking.query_terms(index, tokenize(query), tuning)
         if top is not None:
-            head, found = index.head(terms, top)
-            head = _ranking.with_neighbours(index, terms, head, found, n, top, tuning)
+            head, found, complete = index.head(terms, top)
+            head = _ranking.with_neighbours(index, terms, head, found, n, top, tuning, complete)
             return {u: s for s, u in head if u in self._texts}
         own, _ = index.scores(terms)
         shares = _ranking.neighbour_shares(own, n, tuning.context_weight, tuning.context_width)
