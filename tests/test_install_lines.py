@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", "site", "build", "dist", "node_modules"}
+# Tools' caches too: hypothesis adds and deletes its example files while the suite runs.
+SKIP_DIRS = {".git", ".venv", "venv", "__pycache__", "site", "build", "dist", "node_modules",
+             ".hypothesis", ".pytest_cache", ".mypy_cache", ".ruff_cache"}  # fmt: skip
 TEXT_SUFFIXES = {".md", ".py", ".toml", ".yml", ".yaml", ".txt", ".cfg", ".sh", ".json", ""}
 
 
