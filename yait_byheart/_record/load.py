@@ -116,7 +116,8 @@ def _config(config: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
 
 
 # Objects a pause must have left in the youngest generation for `collector_paused` to move
-# them to the oldest: a conversation of some 20,000 turns (docs/benchmarks.md, "Speed").
+# them to the oldest: fewer cost a collection little, and the move promotes the application's
+# young objects too (docs/benchmarks.md, "Speed").
 BULK_OBJECTS = 50_000
 
 
