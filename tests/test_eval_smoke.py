@@ -119,4 +119,3 @@ def test_a_custom_retriever_runs_as_its_own_system(
     mine = [r for r in rows if r["system"] == "byheart+Newest" and r["category"] == "all"]
     assert {r["regime"] for r in mine} == {"fresh", "sticky"}
     assert all(r["evidence_recall"] == 1.0 for r in mine)  # everything fits at 2,000
-
