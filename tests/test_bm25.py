@@ -116,7 +116,8 @@ def test_scores_match_hand_computation() -> None:
     assert BM25().fit(docs).rank("pricing euro") == [0, 1, 2]
 
 
-words = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"])
+VOCABULARY = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"]
+words = st.sampled_from(VOCABULARY)
 
 
 @given(
@@ -301,7 +302,7 @@ def test_neighbours_of_a_complete_head_score_as_if_each_were_scored_exactly() ->
     without being scored: the new head is the one every neighbour's exact score gives. Over
     generated indexes whose lists head() prunes (the first words of a vocabulary far more
     common than the last), so that some heads pass documents over and some do not."""
-    vocabulary = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta"]
+    vocabulary = VOCABULARY
     tuning = Tuning()
     outcomes: Counter[bool] = Counter()
     for seed in range(1500):
