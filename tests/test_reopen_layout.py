@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import yait_byheart.memory as memory_module
+import yait_byheart._follow.follower as follower_module
 from yait_byheart import Memory, Tuning
 from yait_byheart._retrieval import snapshot
 from yait_byheart._turns.conversation import Conversation, restore
@@ -76,7 +76,7 @@ def inside(mem: Memory) -> dict[str, Any]:
         "stretch_sizes": list(c.stretch_sizes),
         "open": (c.open_start, c.open_size, c.total_size, c.silent_entries),
         "tools": [list(d.items()) for d in (c.open_calls, c.calls, c.answered)],
-        "keys": (sorted(mem._keys.items()), sorted(mem._key_at.items())),
+        "keys": (sorted(mem._follower.keys.items()), sorted(mem._follower.key_at.items())),
         "index": (len(mem._ranker.index), len(mem._ranker.user_index)),
         "joins": [c.join_saving(k) for k in range(1, len(c.starts))],
     }
@@ -92,7 +92,7 @@ def restored(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(len(turns))
         restore(conv, turns, *args)
 
-    monkeypatch.setattr(memory_module, "restore", spy)
+    monkeypatch.setattr(follower_module, "restore", spy)
     return calls
 
 
