@@ -23,7 +23,7 @@ from itertools import compress
 
 from .._text.tokens import term_counts, tokenize
 from .head import Walk
-from .postings import EMPTY, Inverted, column, found, picker
+from .postings import Inverted, column, found, picker
 
 K1 = 1.2
 B = 0.75
@@ -88,7 +88,7 @@ class Index(Inverted):
         extra_scores = [0.0] * len(extra)
         k1_plus = K1 + 1.0
         for term in terms:
-            entry = self._postings.get(term, EMPTY)
+            entry = self._entry(term)
             extra_df = sum(1 for c in extra if term in c)
             df = len(entry.ids) + extra_df
             if df == 0:
@@ -135,7 +135,7 @@ class Index(Inverted):
             >>> index.exact([0, 1], ["oven"])[1]
             0.0
         """
-        postings, lengths = self._postings, self._lengths
+        lengths = self._lengths
         terms = self.rarest(query_terms)
         out = dict.fromkeys(doc_ids, 0.0)
         if not terms or not out:
@@ -149,7 +149,7 @@ class Index(Inverted):
             inside = [d for d in out if 0 <= d <= top]
         pick = picker(inside) if inside else None
         for term in terms:
-            entry = postings[term]
+            entry = self._entry(term)
             df = len(entry.ids)
             weight = idf(df, n_docs) * (K1 + 1.0)
             col = column(entry, top, lengths) if pick is not None and 2 * df >= len(out) else None
@@ -192,7 +192,7 @@ class Index(Inverted):
             return [], {}, True
         # norm(doc) = a + c * len(doc), the denominator's length part of the tf weight.
         a, c = K1 * (1.0 - B), K1 * B / (self._total_len / n_docs)
-        entries = [self._postings[t] for t in terms]
+        entries = [self._entry(t) for t in terms]
         weights = [idf(len(e.ids), n_docs) * (K1 + 1.0) for e in entries]
         walk = Walk(a, c, self._lengths, self._top)
         return walk.head(entries, weights, self._shortest(), k)

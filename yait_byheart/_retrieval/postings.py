@@ -14,7 +14,7 @@ from array import array
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import compress, pairwise, repeat
+from itertools import accumulate, compress, pairwise, repeat
 from operator import itemgetter
 from typing import TypeVar
 
@@ -164,8 +164,38 @@ class Band:
 
 
 EMPTY = Postings(array("H"), array("B"), 0)  # `holding` of a term none holds: never changed
+# The value of a loaded term whose postings are still in the loaded arrays (`Packed`): never
+# changed, never handed out.
+_PACKED = Postings(array("H"), array("B"), 0)
 _TF_ONE = array("B", (1,))  # copied as the counts of a term new to the index, seen once
 _ABSENT = 0xFFFFFFFF  # the length of an id not indexed (see `Inverted._lengths`)
+
+
+class Packed:
+    """The postings of a loaded index's terms not used yet: the loaded arrays, cut into a
+    term's `Postings` only when it is first used. A fresh process reopening a conversation
+    and composing once uses a few dozen of its thousands of terms (docs/benchmarks.md,
+    "Speed")."""
+
+    __slots__ = ("docs", "ends", "tfs", "where")
+
+    def __init__(
+        self, terms: list[str], docs: array[int], tfs: array[int], ends: list[int]
+    ) -> None:
+        self.docs, self.tfs, self.ends = docs, tfs, ends
+        self.where = dict(zip(terms, range(len(terms)), strict=True))  # term -> its number
+
+    def size(self, term: str) -> int:
+        """How many documents hold packed `term`."""
+        k = self.where[term]
+        return self.ends[k] - (self.ends[k - 1] if k else 0)
+
+    def take(self, term: str) -> Postings:
+        """Packed `term`'s postings, as `Inverted.load` would have built them; no longer
+        packed."""
+        k = self.where.pop(term)
+        start, end = self.ends[k - 1] if k else 0, self.ends[k]
+        return Postings(self.docs[start:end], self.tfs[start:end], -1)
 
 
 class Inverted:
@@ -177,7 +207,7 @@ class Inverted:
     query's terms.
     """
 
-    __slots__ = ("_count", "_lengths", "_min_len", "_postings", "_top", "_total_len")
+    __slots__ = ("_count", "_lengths", "_min_len", "_packed", "_postings", "_top", "_total_len")
 
     def __init__(self) -> None:
         self._postings: dict[str, Postings] = {}
@@ -189,6 +219,9 @@ class Inverted:
         self._min_len: int | None = None
         # The largest id ever added: a document above it goes at the end of every list.
         self._top = -1
+        # After `load`, the terms whose postings are still packed (their value in `_postings`
+        # is `_PACKED`: the dict keeps every term in the order an eager load gives).
+        self._packed: Packed | None = None
 
     def __len__(self) -> int:
         return self._count
@@ -207,11 +240,35 @@ class Inverted:
 
     def holding(self, term: str) -> Mapping[int, int]:
         """The documents holding `term`, each with its count (empty if none)."""
-        return self._postings.get(term, EMPTY)
+        return self._entry(term)
+
+    def _entry(self, term: str) -> Postings:
+        """`term`'s postings (`EMPTY` if none holds it), taken out of the packed ones if
+        need be."""
+        entry = self._postings.get(term, EMPTY)
+        return self._unpack(term) if entry is _PACKED else entry
+
+    def _unpack(self, term: str) -> Postings:
+        """Packed `term`'s postings, in `_postings` from now on."""
+        packed = self._packed
+        assert packed is not None
+        entry = self._postings[term] = packed.take(term)
+        if not packed.where:
+            self._packed = None  # every term taken: the loaded arrays can go
+        return entry
+
+    def _unpack_all(self, terms: Iterable[str]) -> None:
+        """Each of `terms` packed taken out, before a change touches its postings."""
+        get = self._postings.get
+        for term in [t for t in terms if get(t) is _PACKED]:
+            self._unpack(term)
 
     def _df(self, term: str) -> int:
         """How many documents hold indexed `term`."""
-        return len(self._postings[term].ids)
+        entry = self._postings[term]
+        if entry is _PACKED and self._packed is not None:
+            return self._packed.size(term)
+        return len(entry.ids)
 
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
@@ -226,6 +283,8 @@ class Inverted:
         if doc_id >= len(lengths):
             lengths.extend(repeat(_ABSENT, doc_id + 1 - len(lengths)))
         lengths[doc_id] = length
+        if self._packed is not None:
+            self._unpack_all(counts)
         self._count += 1
         self._total_len += length
         if self._min_len is not None and length < self._min_len:
@@ -278,6 +337,8 @@ class Inverted:
         self._count -= 1
         self._total_len -= length
         self._min_len = None
+        if self._packed is not None:
+            self._unpack_all(counts)
         postings = self._postings
         for term in counts:
             entry = postings.get(term)
@@ -307,6 +368,8 @@ class Inverted:
             >>> dict(Inverted.load(index.dump()).holding("oven"))
             {3: 2}
         """
+        if self._packed is not None:
+            self._unpack_all(list(self._packed.where))
         terms = list(self._postings)
         if any("\n" in t for t in terms):
             raise ValueError("Index.dump: a term contains a newline; terms are single words")
@@ -369,13 +432,13 @@ class Inverted:
             docs = _narrow(docs, "H")
         if _fits_a_byte(tfs):
             tfs = _narrow(tfs, "B")
-        postings = index._postings
-        start = 0
-        for term, size in zip(terms, sizes, strict=True):
-            end = start + size
-            entry = Postings(docs[start:end], tfs[start:end], -1)
-            start = end
-            postings[term] = _sorted(entry) if magic == _DUMP_UNSORTED else entry
+        # Every term, in order; its postings cut from the arrays when first used (`Packed`).
+        index._postings = dict.fromkeys(terms, _PACKED)
+        index._packed = Packed(terms, docs, tfs, list(accumulate(sizes)))
+        if magic == _DUMP_UNSORTED:  # kept in the order it was built: sorted now, and checked
+            index._unpack_all(terms)
+            for term, entry in index._postings.items():
+                index._postings[term] = _sorted(entry)
         return index
 
     def _shortest(self) -> int:
@@ -387,8 +450,7 @@ class Inverted:
 
     def document_frequency(self, term: str) -> int:
         """How many documents hold `term`."""
-        entry = self._postings.get(term)
-        return 0 if entry is None else len(entry.ids)
+        return self._df(term) if term in self._postings else 0
 
 
 def banded(entry: Postings, lengths: array[int]) -> Bands:
