@@ -2,6 +2,7 @@
 
     python -m eval bench-cold                          # both parts, LongMemEval histories
     python -m eval bench-cold --data PATH --histories 7 --requests 7
+    python -m eval bench-cold --profile                # and where the time goes (cProfile)
 
 The cold path: a LongMemEval history (about 500 turns, 500,000 characters) appended to a new
 Memory, then composed once (its question), against `PlainBM25` below: a plain pure-Python
@@ -35,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,11 +115,13 @@ def cold_path(histories: list[History], budget: int) -> dict[str, float]:
     """CPU seconds of both, history by history in alternating order (the first warms up)."""
     ours: list[float] = []
     plain: list[float] = []
+    runs: list[tuple[Callable[[History], int], list[float]]] = [
+        (plain_cold, plain), (lambda h: byheart_cold(h, budget), ours),
+    ]  # fmt: skip
     for i, history in enumerate(histories):
-        runs = ((plain_cold, plain), (byheart_cold, ours))
         for run, into in runs if i % 2 else reversed(runs):
             t0 = time.process_time()
-            run(history) if run is plain_cold else run(history, budget)  # type: ignore[call-arg]
+            run(history)
             if i:
                 into.append(time.process_time() - t0)
     turns = statistics.median(len(h[0]) for h in histories[1:])
@@ -131,8 +134,8 @@ def cold_path(histories: list[History], budget: int) -> dict[str, float]:
     }
 
 
-# What each feature of the cold path costs: (share, the function whose cumulative time it is,
-# in the module whose path ends so). Nested ones are subtracted from their caller's line.
+# The features of the cold path: (label, the module whose path ends so, the function whose
+# cumulative time is the feature's). A label starts with the total (TOTALS) it is part of.
 FEATURES: tuple[tuple[str, str, str], ...] = (
     ("append: relative dates resolved", "_dates/resolve.py", "resolve_time"),
     ("append: layout (stretches, long-turn pieces)", "_turns/conversation.py", "layout"),
