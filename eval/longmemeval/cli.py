@@ -9,7 +9,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import importlib.util
 import json
@@ -23,6 +22,7 @@ from typing import Any
 from eval.locomo.metrics import evidence_recall, mean
 from eval.longmemeval import data, systems
 from eval.longmemeval.data import Question
+from eval.tunings import tuning_of
 from yait_byheart import Tuning
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,24 +110,6 @@ def missing_data_line(path: Path) -> str:
     )
 
 
-def tuning_of(settings: Sequence[str]) -> Tuning | None:
-    """A `Tuning` with each NAME=VALUE of `settings` (None when there are none)."""
-    if not settings:
-        return None
-    fields = {f.name: f.type for f in dataclasses.fields(Tuning)}
-    values: dict[str, Any] = {}
-    for setting in settings:
-        name, _, value = setting.partition("=")
-        if name not in fields or not value:
-            raise ValueError(f"--tuning {setting!r}: use NAME=VALUE with a Tuning field name")
-        kind = fields[name]
-        values[name] = (
-            value.lower() in ("1", "true") if kind == "bool"
-            else int(value) if kind == "int" else float(value)
-        )  # fmt: skip
-    return Tuning(**values)
-
-
 def runners(
     wanted: Sequence[str], live: bool, tuning: Tuning | None = None
 ) -> tuple[dict[str, systems.Runner], list[str]]:
@@ -153,7 +135,9 @@ def runners(
             from eval.locomo.systems import load_retriever
 
             factory, _ = load_retriever("hybrid-minilm")
-            chosen[name] = functools.partial(systems.byheart_fresh, retriever=factory)
+            chosen[name] = functools.partial(
+                systems.byheart_fresh, retriever=factory, tuning=tuning
+            )
     return chosen, notes
 
 
