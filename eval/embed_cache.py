@@ -41,12 +41,19 @@ class _Recorder:
         return []
 
 
-def _histories(benchmark: str, data: Path) -> Iterator[tuple[str, list[tuple[str, str, str]]]]:
-    """(question or questions joined, [(role, text, when), ...]) per history."""
+def _histories(
+    benchmark: str, data: Path, first: int = 0
+) -> Iterator[tuple[str, list[tuple[str, str, str]]]]:
+    """(question or questions joined, [(role, text, when), ...]) per history; LongMemEval's
+    answerable ones, those of `--sample first` (seed 0) first, so a sampled run can start
+    before the whole file is embedded."""
     if benchmark == "longmemeval":
         from eval.longmemeval import data as lme
 
-        for entry in lme.load(data):
+        answerable = [e for e in lme.load(data) if not lme.is_abstention(e)]
+        sampled = lme.stratified_sample(answerable, first, 0) if first else []
+        rest = [e for e in answerable if all(e is not s for s in sampled)]
+        for entry in sampled + rest:
             q = lme.parse(entry)
             yield q.question, [(t.role, t.text, t.when) for t in q.turns]
     else:
@@ -57,25 +64,25 @@ def _histories(benchmark: str, data: Path) -> Iterator[tuple[str, list[tuple[str
             yield "\n".join(q.question for q in conv.questions), turns
 
 
-def texts_of(benchmark: str, data: Path, budgets: Sequence[int]) -> list[str]:
-    """Every distinct text a hybrid run over `data` at `budgets` embeds."""
+def texts_of(
+    questions: str, turns: list[tuple[str, str, str]], budgets: Sequence[int]
+) -> list[str]:
+    """Every distinct text a hybrid run over one history at `budgets` embeds."""
     from yait_byheart import Memory
 
-    seen: dict[str, None] = {}
-    for questions, turns in _histories(benchmark, data):
-        seen.update(dict.fromkeys(q for q in questions.split("\n") if q))
-        for budget in budgets:
-            recorder = _Recorder()
-            memory = Memory(budget=budget, stability=0, retriever=recorder)
-            for role, text, when in turns:
-                memory.append(role, text, when=when)
-            memory.compose("?")
-            seen.update(dict.fromkeys(recorder.docs))
+    seen: dict[str, None] = dict.fromkeys(q for q in questions.split("\n") if q)
+    for budget in budgets:
+        recorder = _Recorder()
+        memory = Memory(budget=budget, stability=0, retriever=recorder)
+        for role, text, when in turns:
+            memory.append(role, text, when=when)
+        memory.compose("?")
+        seen.update(dict.fromkeys(recorder.docs))
     return list(seen)
 
 
-def embed_all(texts: Iterable[str], quiet: bool = False) -> tuple[int, float, float]:
-    """Embed the texts the cache lacks; (embedded, wall seconds, CPU seconds)."""
+def embed_all(texts: Iterable[str]) -> tuple[int, float, float]:
+    """Embed the texts the cache lacks, longest first; (embedded, wall s, CPU s)."""
     from eval.minilm import shared
 
     embed = shared()
@@ -84,10 +91,6 @@ def embed_all(texts: Iterable[str], quiet: bool = False) -> tuple[int, float, fl
     wall, cpu = time.perf_counter(), _cpu_seconds()
     for at in range(0, len(todo), BATCH):
         embed(todo[at : at + BATCH])
-        if not quiet:
-            done = min(at + BATCH, len(todo))
-            rate = done / max(1e-9, time.perf_counter() - wall)
-            print(f"{PROG}: {done:,}/{len(todo):,} ({rate:.0f}/s)", file=sys.stderr, flush=True)
     return len(todo), time.perf_counter() - wall, _cpu_seconds() - cpu
 
 
@@ -98,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("benchmark", choices=("longmemeval", "locomo"))
     p.add_argument("--data", type=Path, default=None, help="the benchmark's file")
     p.add_argument("--budgets", type=int, nargs="+", default=[4000, 8000, 20000])
+    p.add_argument("--first", type=int, default=0, metavar="N",
+                   help="LongMemEval: the histories of --sample N (seed 0) first")  # fmt: skip
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     if args.benchmark == "longmemeval":
@@ -113,10 +118,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = args.data or LOCOMO_DATA
         if not data.is_file():
             return missing(PROG, data, LOCOMO)
-    texts = texts_of(args.benchmark, data, args.budgets)
-    made, wall, cpu = embed_all(texts, args.quiet)
+    total = made = 0
+    wall = cpu = 0.0
+    for n, (questions, turns) in enumerate(_histories(args.benchmark, data, args.first), 1):
+        texts = texts_of(questions, turns, args.budgets)
+        done = embed_all(texts)
+        total, made, wall, cpu = total + len(texts), made + done[0], wall + done[1], cpu + done[2]
+        if not args.quiet:
+            rate = done[0] / max(done[1], 1e-9)
+            print(f"{PROG}: history {n}: {done[0]:,} of {len(texts):,} texts embedded "
+                  f"({rate:.0f}/s)", file=sys.stderr, flush=True)  # fmt: skip
     rate = made / wall if wall > 0 and made else 0.0
-    print(f"{len(texts):,} distinct texts, {made:,} embedded now in {wall:.0f} s "
+    print(f"{total:,} texts over the histories, {made:,} embedded now in {wall:.0f} s "
           f"({rate:.1f} texts/s, {cpu:.0f} CPU s)")  # fmt: skip
     return 0
 
