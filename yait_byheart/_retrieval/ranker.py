@@ -168,11 +168,12 @@ class Ranker:
         scores, or by rank. Under a question about one speaker's words (`index` holds only
         theirs), a stretch without them is no evidence, as in the lexical ranking."""
         self._feed(n)
+        words = without_annotations(query)  # its dates are read as days, not as words
         scores = getattr(self.retriever, "scores", None)
         if callable(scores):
-            found = checked_scores(scores(query), n)
+            found = checked_scores(scores(words), n)
         else:
-            found = fusion.rank_scaled(checked_rank(self.retriever.rank(query), n),
+            found = fusion.rank_scaled(checked_rank(self.retriever.rank(words), n),
                                        self.tuning.rank_offset)  # fmt: skip
         if len(index) < n:
             found = {u: s for u, s in found.items() if u in index}
