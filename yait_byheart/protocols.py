@@ -68,7 +68,8 @@ class ComposeResult(TypedDict):
         selected: Stretches sent as selected memory.
         of_units: Closed stretches in the conversation ("units" is the old word for them).
         included: Indices of the turns sent, in whole or in part.
-        partial: Those of `included` sent only in part (long turns cut into pieces).
+        partial: Those of `included` sent only in part: long turns cut into pieces, and the
+            turns of an open tool round over the hard limit, sent with their middles elided.
         stable_upto: Index of the last message that repeats on the next call if the
             selection is kept (the cache breakpoint), or -1.
         breakpoints: Up to four message indices worth marking for the provider's cache.
