@@ -29,6 +29,12 @@ class CliError(Exception):
         self.code = code
 
 
+def shown_id(name: str) -> str:
+    """An id as plain output prints it, one per line: as is when printable, else quoted and
+    escaped as a Python string (a line break would print one id as two; ``--json`` is exact)."""
+    return name if name.isprintable() else repr(name)
+
+
 def store_location(args: argparse.Namespace) -> str:
     """``--store`` (after or before the subcommand), else ``$BYHEART_STORE``."""
     location = getattr(args, "store", None) or os.environ.get("BYHEART_STORE", "")
