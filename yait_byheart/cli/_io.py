@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TextIO
 
-from ..store import PostgresStore, SQLiteStore
+from ..store import PostgresStore, SQLiteStore, StoreError
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # not found, or the operation failed
@@ -53,7 +53,7 @@ def open_store(location: str, *, create: bool) -> Store:
     if location.startswith(_DSN_PREFIXES):
         try:
             return PostgresStore(location)
-        except ImportError as exc:
+        except (ImportError, StoreError) as exc:
             raise CliError(str(exc), EXIT_STORE) from None
         except Exception as exc:  # psycopg's connection errors; psycopg is optional
             raise CliError(f"cannot open the PostgreSQL store: {exc}", EXIT_STORE) from None
@@ -61,7 +61,7 @@ def open_store(location: str, *, create: bool) -> Store:
         raise CliError(f"no store at {location!r} (nothing was created); check the path")
     try:
         return SQLiteStore(location)
-    except (ValueError, TypeError, OSError, sqlite3.Error) as exc:
+    except (ValueError, TypeError, OSError, sqlite3.Error, StoreError) as exc:
         raise CliError(str(exc), EXIT_STORE) from None
 
 

@@ -155,7 +155,7 @@ def _check_sqlite_path(where: str, path: str) -> None:
     """Refuse a path that cannot hold a store before sqlite3 touches (or creates) anything."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise FileNotFoundError(
+        raise StoreNotFoundError(
             f"{where}: the folder {folder!r} does not exist, so no store file can be created "
             f"there; create it first (os.makedirs) or pass a path in an existing folder"
         )
@@ -566,7 +566,8 @@ class SQLiteStore(_Store):
             )
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
             raise ValueError(f"SQLiteStore: timeout must be seconds >= 0, got {timeout!r}")
-        self.path = os.fspath(path)
+        # "~/chats.db" from a config file: no shell expanded it (the command line does too).
+        self.path = os.path.expanduser(os.fspath(path))
         where = f"SQLiteStore({self.path!r})"
         _check_sqlite_path(where, self.path)
         self._dialect = Dialect()
@@ -615,8 +616,10 @@ class PostgresStore(_Store):
         # the call that met it (StoreUnavailableError: try again); the next call reconnects.
         with self._lock:
             if self._conn.broken:
-                with self._failing("reconnecting"):
+                try:
                     self._conn = self._connect()
+                except self._db_errors as exc:
+                    raise self._failure("reconnecting", exc, "unreachable") from exc
 
     def __init__(self, dsn: str, *, schema: str = "byheart", connect_timeout: float = 10.0) -> None:
         super().__init__()
@@ -639,7 +642,10 @@ class PostgresStore(_Store):
         self._connect: Callable[[], Any] = lambda: psycopg.connect(
             dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
         )
-        self._conn = self._connect()
+        try:
+            self._conn = self._connect()
+        except psycopg.Error as exc:
+            raise self._failure("connecting", exc, "unreachable") from exc
         try:
             self._setup(f"PostgresStore(schema={schema!r})")
         except BaseException:

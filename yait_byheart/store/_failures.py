@@ -66,6 +66,11 @@ def failure(store: str, call: str, kind: str, exc: BaseException, path: str = ""
             f"store reconnects at its next call (an append retried with the same key is "
             f"stored once)"
         )
+    if kind == "unreachable":
+        return StoreUnavailableError(
+            f"{where}: cannot reach the database server ({detail}); check the DSN and that the "
+            f"server is running, then try again"
+        )
     if kind in ("read-only", "read-only folder"):
         return StoreReadOnlyError(f"{where}: {_read_only(kind, detail, path)}")
     if kind == "full":
