@@ -44,7 +44,7 @@ def _live_replay() -> dict[tuple[str, int, str], dict[str, str]]:
     header = [c.strip() for c in lines[0].strip("|").split("|")]
     rows: dict[tuple[str, int, str], dict[str, str]] = {}
     for line in lines[2:]:
-        cells = dict(zip(header, (c.strip() for c in line.strip("|").split("|"))))
+        cells = dict(zip(header, (c.strip() for c in line.strip("|").split("|")), strict=True))
         rows[(cells["regime"], int(cells["budget"].replace(",", "")), cells["calls counted"])] = (
             cells
         )
@@ -111,7 +111,7 @@ def _per_budget_tables(page: Path) -> list[dict[int, str]]:
         budgets = [int(c.split()[0].replace(",", "")) for c in lines[0].strip("|").split("|")[1:]]
         for line in lines[2:]:
             label, *cells = (c.strip() for c in line.strip("|").split("|"))
-            found.append({0: label, **dict(zip(budgets, cells))})
+            found.append({0: label, **dict(zip(budgets, cells, strict=True))})
     return found  # type: ignore[return-value]
 
 

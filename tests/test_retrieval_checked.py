@@ -36,7 +36,11 @@ def test_ranked_ids_pass_in_order_first_place_kept() -> None:
 @pytest.mark.parametrize(
     ("order", "error", "says"),
     [
-        ([999, -1], ValueError, r"returned stretch id 999, but the conversation holds 3 closed stretches"),
+        (
+            [999, -1],
+            ValueError,
+            r"returned stretch id 999, but the conversation holds 3 closed stretches",
+        ),
         ([-1], ValueError, r"returned stretch id -1"),
         ([1.5], TypeError, r"returned 1\.5 \(float\) as a stretch id; return int indices"),
         ([True], TypeError, r"returned True \(bool\)"),
@@ -86,9 +90,7 @@ def _memory(order: Any) -> Memory:
 @pytest.mark.xfail(
     strict=True, reason="the ranker calls checked_rank once issue 33's fusion lands (lead)"
 )
-@pytest.mark.parametrize(
-    ("order", "error"), [([999, -1], ValueError), ([1.5], TypeError)]
-)
+@pytest.mark.parametrize(("order", "error"), [([999, -1], ValueError), ([1.5], TypeError)])
 def test_memory_with_a_bad_retriever_raises_naming_it(order: Any, error: type) -> None:
     compose: Callable[[], object] = lambda: _memory(order).compose("the ferry")  # noqa: E731
     with pytest.raises(error, match=r"Memory\(retriever=\.\.\.\)"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, SupportsIndex
 
 __all__ = ["checked_rank", "checked_scores"]
 
@@ -24,12 +24,12 @@ def _name(retriever: object, method: str) -> str:
 
 def _stretch_id(where: str, value: object, n: int) -> int:
     """`value` as a stretch id of a conversation of `n` closed stretches."""
-    if isinstance(value, bool) or not _is_index(value):
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
         raise TypeError(
             f"{where} returned {value!r} ({type(value).__name__}) as a stretch id; return "
             f"int indices into the docs fit() was given (stretch k is docs[k]), best first"
         )
-    uid = operator.index(value)  # type: ignore[call-overload]
+    uid = operator.index(value)
     if not 0 <= uid < n:
         held = f"ids 0 to {n - 1}" if n else "none yet"
         raise ValueError(
@@ -37,14 +37,6 @@ def _stretch_id(where: str, value: object, n: int) -> int:
             f"stretches ({held}); return indices into the docs of the last fit() (and add())"
         )
     return uid
-
-
-def _is_index(value: object) -> bool:
-    try:
-        operator.index(value)  # type: ignore[call-overload]
-    except TypeError:
-        return False
-    return True
 
 
 def _iterable(where: str, found: object, what: str) -> Iterable[Any]:
@@ -61,10 +53,10 @@ def checked_rank(order: object, n: int, retriever: object = None) -> list[int]:
 
     >>> checked_rank([2, 0, 2], 3)
     [2, 0]
-    >>> checked_rank([999], 3)
+    >>> checked_rank([999], 3)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: Memory(retriever=...) returned stretch id 999, but the conversation holds 3 closed stretches (ids 0 to 2); return indices into the docs of the last fit() (and add())
+    ValueError: Memory(retriever=...) returned stretch id 999, but the conversation holds 3 ...
     """
     where = _name(retriever, "rank")
     items = _iterable(where, order, "a list of stretch ids (ints), best first")
@@ -95,7 +87,7 @@ def checked_scores(found: object, n: int, retriever: object = None) -> dict[int,
 
 
 def _score(where: str, uid: int, score: object) -> float:
-    if isinstance(score, bool) or not isinstance(score, (int, float)) and not _is_real(score):
+    if isinstance(score, bool) or (not isinstance(score, (int, float)) and not _is_real(score)):
         raise TypeError(
             f"{where} returned {score!r} ({type(score).__name__}) as the score of stretch "
             f"{uid}; return a number (higher is better)"

@@ -4,8 +4,8 @@ Exit codes: 0 done; 1 not found (conversation, user, store file), the operation 
 stored row is damaged (``check`` found one, or a damaged file; others name it: ``repair`` sets
 a row aside); 2 usage error (bad arguments); 3 the store cannot be opened or used (not a
 byheart store, newer schema, no database driver or connection, a damaged file, read-only,
-full, locked past its timeout, the connection lost); 130 interrupted.  A reader that stops early (``| head``,
-``| grep -q``) is not an error: the command ends quietly with 0.
+full, locked past its timeout, the connection lost); 130 interrupted.  A reader that stops
+early (``| head``, ``| grep -q``) is not an error: the command ends quietly with 0.
 """
 
 from __future__ import annotations

@@ -27,9 +27,9 @@ from ._io import (
     CliError,
     Progress,
     Store,
-    shown_id,
     open_store,
     read_bytes,
+    shown_id,
     store_location,
     write_text,
 )

@@ -46,6 +46,12 @@ A row that cannot be read raises [`DamagedRowError`][] naming the store, convers
 row; `check` lists every such row and `repair` sets them aside (kept) so the rest
 opens.
 
+When the database itself fails (a damaged file, read-only, full, locked past the timeout, the
+connection lost) the store raises a [`StoreError`][] subclass in one line naming the store,
+what is wrong and what to do; its ``retry`` says whether trying again can help.  A read-only
+store still answers reads, and ``compose`` on it warns ([`SelectionNotSavedWarning`][]) that
+its sticky selection, a cache, was not saved.
+
 Embeddings that a retriever computed are kept beside the rows: ``store.vectors(conversation,
 name)`` is a mapping from a content hash to a float32 vector (see docs/store.md).
 """

@@ -13,7 +13,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, TypeVar, cast
 
 from .._record.load import collector_paused
 from ..protocols import StoredTurns
@@ -104,21 +104,19 @@ def check_meta(where: str, meta: Mapping[str, str]) -> int:
     return version
 
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-_C = TypeVar("_C", bound="StoreCore")
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def clearly(method: Callable[Concatenate[_C, _P], _R]) -> Callable[Concatenate[_C, _P], _R]:
+def clearly(method: _F) -> _F:
     """The public store method `method`, its database errors raised as `StoreError`s."""
     name = method.__name__
 
     @functools.wraps(method)
-    def wrapper(self: _C, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    def wrapper(self: StoreCore, *args: Any, **kwargs: Any) -> Any:
         with self._failing(f"{self._kind}.{name}"):
             return method(self, *args, **kwargs)
 
-    return wrapper
+    return cast(_F, wrapper)
 
 
 class StoreCore:
