@@ -201,10 +201,13 @@ def test_a_read_only_file_answers_reads_and_refuses_writes_clearly(read_only_fil
             except StoreError as exc:
                 out["append"] = [type(exc).__name__, str(exc), exc.retry]
             out["turns"] = len(mem)
-            text, _, is_error = _tools(store).call(
-                "remember", {"conversation": "c0", "text": "hello"}
-            )
+            tools = _tools(store)
+            text, _, is_error = tools.call("remember", {"conversation": "c0", "text": "hello"})
             out["mcp"] = [text, is_error]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SelectionNotSavedWarning)
+                text, _, is_error = tools.call("recall", {"conversation": "c0", "query": "ferry"})
+            out["recall"] = [text, is_error]
         return out
 
     out = as_another_user(work)
@@ -218,6 +221,8 @@ def test_a_read_only_file_answers_reads_and_refuses_writes_clearly(read_only_fil
     assert out["turns"] == 40  # the refused turn is not held either
     text, is_error = out["mcp"]
     assert is_error and "read-only" in text and "try again" not in text
+    text, is_error = out["recall"]
+    assert not is_error and "ferry" in text  # for the caller a recall is a read
     assert Path(read_only_file).read_bytes() == before
 
 
