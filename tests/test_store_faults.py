@@ -208,6 +208,7 @@ def test_a_read_only_file_answers_reads_and_refuses_writes_clearly(read_only_fil
                 warnings.simplefilter("ignore", SelectionNotSavedWarning)
                 text, _, is_error = tools.call("recall", {"conversation": "c0", "query": "ferry"})
             out["recall"] = [text, is_error]
+        out["cli"] = [main([c, "c0", "--store", read_only_file]) for c in ("show", "delete")]
         return out
 
     out = as_another_user(work)
@@ -223,6 +224,7 @@ def test_a_read_only_file_answers_reads_and_refuses_writes_clearly(read_only_fil
     assert is_error and "read-only" in text and "try again" not in text
     text, is_error = out["recall"]
     assert not is_error and "ferry" in text  # for the caller a recall is a read
+    assert out["cli"] == [0, 3]  # show reads; delete is refused in one line, exit 3
     assert Path(read_only_file).read_bytes() == before
 
 
