@@ -171,9 +171,9 @@ class Ranker:
         words = without_annotations(query)  # its dates are read as days, not as words
         scores = getattr(self.retriever, "scores", None)
         if callable(scores):
-            found = checked_scores(scores(words), n)
+            found = checked_scores(scores(words), n, self.retriever)
         else:
-            found = fusion.rank_scaled(checked_rank(self.retriever.rank(words), n),
+            found = fusion.rank_scaled(checked_rank(self.retriever.rank(words), n, self.retriever),
                                        self.tuning.rank_offset)  # fmt: skip
         if len(index) < n:
             found = {u: s for u, s in found.items() if u in index}
