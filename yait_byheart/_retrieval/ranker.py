@@ -169,12 +169,13 @@ class Ranker:
         theirs), a stretch without them is no evidence, as in the lexical ranking."""
         self._feed(n)
         words = without_annotations(query)  # its dates are read as days, not as words
-        scores = getattr(self.retriever, "scores", None)
+        retriever = self.retriever
+        scores = getattr(retriever, "scores", None)
         if callable(scores):
-            found = checked_scores(scores(words), n, self.retriever)
+            found = checked_scores(scores(words), n, retriever)
         else:
-            found = fusion.rank_scaled(checked_rank(self.retriever.rank(words), n, self.retriever),
-                                       self.tuning.rank_offset)  # fmt: skip
+            order = checked_rank(retriever.rank(words), n, retriever)
+            found = fusion.rank_scaled(order, self.tuning.rank_offset)
         if len(index) < n:
             found = {u: s for u, s in found.items() if u in index}
         return fusion.max_scaled(fusion.best(found, self.exact_k()))
