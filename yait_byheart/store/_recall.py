@@ -21,7 +21,7 @@ from .._dates.resolve import parse_when, resolve_time
 from .._dates.spans import annotated_spans, without_annotations
 from .._retrieval import ranking
 from .._text.tokens import shared_tokenizer
-from .._turns.render import searchable
+from .._turns.render import render_external, searchable
 from .._turns.settings import Tuning
 from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
 
@@ -298,7 +298,16 @@ class RecallSource:
         self.last: list[Recalled] = []
 
     def __call__(self, query: str) -> list[dict[str, str]]:
-        self.last = self._recall(
-            query, user=self.user, budget=self.budget, exclude=self.exclude, when=self.when
-        )
-        return [{"text": found["text"], "source": source_line(found)} for found in self.last]
+        # The frame (a marker, a source line per passage) counts against the budget too:
+        # asked again with less room while the framed material would pass it.
+        room = self.budget
+        for _ in range(3):
+            self.last = self._recall(
+                query, user=self.user, budget=room, exclude=self.exclude, when=self.when
+            )
+            pairs = [(found["text"], source_line(found)) for found in self.last]
+            over = len(render_external(pairs)) - self.budget if pairs else 0
+            if over <= 0 or room <= over:
+                break
+            room -= over
+        return [{"text": text, "source": source} for text, source in pairs]
