@@ -75,7 +75,7 @@ class Conv:
 
     id: int
     name: str
-    seq: int = 0
+    seq: int = -1  # none read yet (an imported conversation is stored at seq 0)
     turns: int = 0  # rows read
     docs: list[int] = field(default_factory=list)  # stretch k's document id
     firsts: list[int] = field(default_factory=list)  # stretch k's first turn
@@ -158,7 +158,7 @@ class UserIndex:
     def _follow(self, conn: Any, prefix: str, param: str, conv: Conv, seq: int) -> None:
         known = conv.turns
         new = conn.execute(statement(_ROWS_FROM, prefix, param), (conv.id, known)).fetchall()
-        if conv.turns and seq - conv.seq > len(new):  # a redaction (or a repair) since
+        if conv.seq >= 0 and seq - conv.seq > len(new):  # a redaction (or a repair) since
             found = conn.execute(
                 statement(_REDACTED_ROWS, prefix, param), (conv.id, known, _REDACTED)
             ).fetchall()
