@@ -139,7 +139,9 @@ def test_another_users_words_never_come_back_through_any_path(
         assert store.recall(bob_words, user="alice", budget=100_000) == []
         assert len(store.recall("marmalade quince", user="alice", budget=100_000)) == 3
         assert "zebrafinch" in all_text(store.recall(bob_words, user="bob"))
-        lookalikes = ["alice ", "ALICE", "%", "*"] + (["alice\x00"] if backend.kind == "sqlite" else [])
+        lookalikes = ["alice ", "ALICE", "%", "*"] + (
+            ["alice\x00"] if backend.kind == "sqlite" else []
+        )
         for user in lookalikes:
             assert store.recall(bob_words, user=user) == []
         # A conversation of no user is nobody's: not even a user-less caller gets it.
@@ -181,7 +183,9 @@ def test_deletions_and_redactions_by_other_processes_are_out_at_once(backend: Ba
         finish(child(backend, [["delete_user", "alice"]]))
         assert store.recall("marmalade quince jam", user="alice", budget=100_000) == []
         # Another process's recall sees the same.
-        lines = finish(child(backend, [["recall", "alice", "quince"], ["recall", "bob", "hunter0"]]))
+        lines = finish(
+            child(backend, [["recall", "alice", "quince"], ["recall", "bob", "hunter0"]])
+        )
         assert json.loads(lines[0]) == []
         assert "hunter0" in json.loads(lines[1])[0]["text"]
 
@@ -240,7 +244,9 @@ OPS = st.one_of(
 OWNER = {"a0": "a", "a1": "a", "b0": "b", "n0": None}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(ops=st.lists(OPS, max_size=30))
 def test_recall_returns_exactly_the_live_words_of_the_user(
     tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, Any]]
