@@ -96,9 +96,14 @@ class Recaller:
 
 
 def _synced(store: StoreCore, ui: UserIndex) -> None:
+    """`ui` brought up to date with the rows: what changed, then each changed conversation."""
     dialect = store._dialect
+    where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
-        ui.sync(conn, dialect.prefix, dialect.param)
+        changed = ui.changed(conn, *where)
+    for conv, seq in changed:
+        with store._lock, store._transaction(dialect.read_begin) as conn:
+            ui.follow(conn, *where, conv, seq)
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:

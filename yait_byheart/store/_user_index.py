@@ -77,8 +77,8 @@ class Conv:
     name: str
     seq: int = -1  # none read yet (an imported conversation is stored at seq 0)
     turns: int = 0  # rows read
-    docs: list[int] = field(default_factory=list)  # stretch k's document id
-    firsts: list[int] = field(default_factory=list)  # stretch k's first turn
+    docs: array[int] = field(default_factory=lambda: array("i"))  # stretch k's document id
+    firsts: array[int] = field(default_factory=lambda: array("i"))  # stretch k's first turn
     next_id: int = 0
     block_end: int = 0
     block: int = _FIRST_BLOCK // 2
@@ -90,14 +90,14 @@ class Docs:
     """Per document id: its conversation, where it starts and ends, size, days, liveness."""
 
     def __init__(self) -> None:
-        self.conv = array("q")
-        self.first_turn = array("q")
-        self.first_piece = array("q")
-        self.last_turn = array("q")
-        self.last_piece = array("q")
-        self.size = array("q")
-        self.day_lo = array("q")
-        self.day_hi = array("q")
+        self.conv = array("q")  # ids of conversations (bigint in PostgreSQL)
+        self.first_turn = array("i")  # turn indexes, piece numbers, sizes, day ordinals: int32
+        self.first_piece = array("i")
+        self.last_turn = array("i")
+        self.last_piece = array("i")
+        self.size = array("i")
+        self.day_lo = array("i")
+        self.day_hi = array("i")
         self.dated = bytearray()
         self.alive = bytearray()
 
@@ -138,13 +138,15 @@ class UserIndex:
 
     # -- following the store --------------------------------------------------------------
 
-    def sync(self, conn: Any, prefix: str, param: str) -> None:
-        """Read what changed in the user's conversations since the last call (`conn`: one
-        read transaction)."""
+    def changed(self, conn: Any, prefix: str, param: str) -> list[tuple[Conv, int]]:
+        """The user's conversations as stored now (`conn`: a read transaction): deleted ones
+        are dropped here; those whose sequence number moved are returned with it, for
+        `follow` (each in a transaction of its own, so no read holds the store long)."""
         rows = conn.execute(statement(_USER_CONVS, prefix, param), (self.user,)).fetchall()
         live = {int(r[0]): (str(r[1]), int(r[2])) for r in rows}
         for gone in [c for c in self.convs if c not in live]:
             self._drop(self.convs.pop(gone))
+        out = []
         for conv_id, (name, seq) in live.items():
             conv = self.convs.get(conv_id)
             if conv is not None and conv.name != name:  # an id reused for another conversation
@@ -153,9 +155,17 @@ class UserIndex:
             if conv is None:
                 conv = self.convs[conv_id] = Conv(conv_id, name)
             if conv.seq != seq:
-                self._follow(conn, prefix, param, conv, seq)
+                out.append((conv, seq))
+        return out
 
-    def _follow(self, conn: Any, prefix: str, param: str, conv: Conv, seq: int) -> None:
+    def follow(self, conn: Any, prefix: str, param: str, conv: Conv, seq: int) -> None:
+        """Read what `conv` gained since its sequence number was last seen, up to `seq`.
+
+        Rows read in a later transaction than `seq` may hold more than `seq` says: the next
+        call then finds no new rows for the rest of the bump, looks for redactions, and finds
+        only those it already knows."""
+        if conv.id not in self.convs:
+            return  # dropped meanwhile
         known = conv.turns
         new = conn.execute(statement(_ROWS_FROM, prefix, param), (conv.id, known)).fetchall()
         if conv.seq >= 0 and seq - conv.seq > len(new):  # a redaction (or a repair) since
