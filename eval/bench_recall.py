@@ -22,8 +22,10 @@ Goal (issue 36): warm recall <= 50 ms for a user with 500,000 turns.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -69,6 +71,20 @@ def fill(path: str, conversations: int, turns: int, seed: int) -> list[str]:
                 print(f"  {c + 1:,} conversations stored", file=sys.stderr, flush=True)
         store.import_("other", conversation(talk, 50, 0), user="someone-else")
     return samples
+
+
+def stored_samples(path: str, turns: int) -> list[str]:
+    """The texts `fill` picked, read back from a kept store (plain SQL: a bench's shortcut)."""
+    db = sqlite3.connect(path)
+    try:
+        rows = db.execute(
+            "SELECT t.record FROM turns t JOIN conversations c ON c.id = t.conv "
+            "WHERE c.name LIKE 'conv-%' AND t.idx % ? = 0 ORDER BY c.name, t.idx",
+            (max(1, turns // 5),),
+        ).fetchall()
+    finally:
+        db.close()
+    return [json.loads(r[0])["text"] for r in rows]
 
 
 def questions(samples: list[str], n: int, seed: int) -> list[str]:
@@ -117,14 +133,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=500, help="turns per conversation")
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--keep", metavar="PATH", help="store here and keep it; an existing one is measured again"
+    )
     args = parser.parse_args(argv)
     total = args.conversations * args.turns
     with tempfile.TemporaryDirectory(prefix="byheart-recall-") as folder:
-        path = os.path.join(folder, "chats.db")
-        print(f"storing {args.conversations:,} conversations, {total:,} turns...", file=sys.stderr)
-        t0 = time.perf_counter()
-        samples = fill(path, args.conversations, args.turns, args.seed)
-        print(f"  stored in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        path = args.keep or os.path.join(folder, "chats.db")
+        if os.path.exists(path):
+            samples = stored_samples(path, args.turns)
+        else:
+            print(f"storing {args.conversations:,} conversations, {total:,} turns...",
+                  file=sys.stderr)  # fmt: skip
+            t0 = time.perf_counter()
+            samples = fill(path, args.conversations, args.turns, args.seed)
+            print(f"  stored in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         row = measure(path, questions(samples, args.queries, args.seed))
     print(f"python -m eval bench-recall --conversations {args.conversations} --turns {args.turns}")
     print(f"one user: {args.conversations:,} conversations, {total:,} turns (SQLite)")

@@ -104,6 +104,8 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     for conv, seq in changed:
         with store._lock, store._transaction(dialect.read_begin) as conn:
             ui.follow(conn, *where, conv, seq)
+    if changed:
+        ui.warm()
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:
@@ -191,18 +193,18 @@ def _passages(ui: UserIndex, chosen: list[tuple[int, float]]) -> list[_Passage]:
     for doc, _ in chosen:
         by_conv.setdefault(docs.conv[doc], []).append(doc)
     out: list[_Passage] = []
+    place = docs.stretch
     for conv_id, found in by_conv.items():
-        conv = ui.convs[conv_id]
-        order = {doc: k for k, doc in enumerate(conv.docs)}
-        ranked = sorted(found, key=order.__getitem__)
+        name = ui.convs[conv_id].name
+        ranked = sorted(found, key=place.__getitem__)
         run = [ranked[0]]
         for doc in ranked[1:]:
-            if order[doc] == order[run[-1]] + 1:
+            if place[doc] == place[run[-1]] + 1:
                 run.append(doc)
             else:
-                out.append(_Passage(conv_id, conv.name, run, max(map(score.__getitem__, run))))
+                out.append(_Passage(conv_id, name, run, max(map(score.__getitem__, run))))
                 run = [doc]
-        out.append(_Passage(conv_id, conv.name, run, max(map(score.__getitem__, run))))
+        out.append(_Passage(conv_id, name, run, max(map(score.__getitem__, run))))
     out.sort(key=lambda p: -p.score)
     return out
 

@@ -35,6 +35,8 @@ _FIRST_BLOCK = 16
 # Tombstones past this share of the indexed stretches make the next recall rebuild the index.
 REBUILD_SHARE = 0.25
 _REDACTED = '%"redacted":true%'
+# Posting lists this long are grouped by `Index.head` (its `_BANDED`): `warm` groups them early.
+WARM_FROM = 512
 
 _USER_CONVS = "SELECT id, name, seq FROM {s}conversations WHERE user_id = ?"
 _ROWS_FROM = "SELECT idx, record FROM {s}turns WHERE conv = ? AND idx >= ? ORDER BY idx"
@@ -98,6 +100,7 @@ class Docs:
         self.size = array("i")
         self.day_lo = array("i")
         self.day_hi = array("i")
+        self.stretch = array("i")  # its place among its conversation's stretches
         self.dated = bytearray()
         self.alive = bytearray()
 
@@ -109,13 +112,15 @@ class Docs:
         if more <= 0:
             return
         for column in (self.conv, self.first_turn, self.first_piece, self.last_turn,
-                       self.last_piece, self.size, self.day_lo, self.day_hi):  # fmt: skip
+                       self.last_piece, self.size, self.day_lo, self.day_hi,
+                       self.stretch):  # fmt: skip
             column.extend([0] * more)
         self.dated.extend(bytes(more))
         self.alive.extend(bytes(more))
 
-    def start(self, doc: int, conv: int, turn: int, piece: int) -> None:
+    def start(self, doc: int, conv: int, k: int, turn: int, piece: int) -> None:
         self.conv[doc], self.first_turn[doc], self.first_piece[doc] = conv, turn, piece
+        self.stretch[doc] = k
         self.last_turn[doc], self.last_piece[doc] = turn, piece
         self.size[doc], self.day_lo[doc], self.day_hi[doc], self.dated[doc] = 0, 0, 0, 0
 
@@ -133,6 +138,7 @@ class UserIndex:
         self.convs: dict[int, Conv] = {}
         self.next_block = 0  # the first id no block holds
         self.dead = 0
+        self.warmed = 0  # stretches indexed when `warm` last ran
         self.lock = threading.Lock()
         self._days: dict[str, int] = {}
 
@@ -179,6 +185,22 @@ class UserIndex:
         self._extend(conv, [(int(i), raw) for i, raw in new])
         conv.seq = seq
 
+    def warm(self) -> None:
+        """Group each long posting list for `Index.head` now, not on its term's first query,
+        once the index has grown a tenth since the last time: a recall of a term never asked
+        before then costs what one of a term asked before does (docs/benchmarks.md, "Recall
+        across conversations")."""
+        if len(self.index) < max(WARM_FROM, self.warmed * 1.1):
+            return
+        self.warmed = len(self.index)
+        for index in (self.index, self.user_index):
+            # Index has no public way to list its terms; `_postings` is its term -> list map.
+            long = [
+                t for t, e in index._postings.items() if len(e) >= WARM_FROM and e.bands is None
+            ]
+            for term in long:
+                index.head([term], 1)
+
     def _drop(self, conv: Conv) -> None:
         alive = self.docs.alive
         for doc in conv.docs:
@@ -220,10 +242,10 @@ class UserIndex:
                     if conv.docs:
                         self._index(conv.docs[-1], conv.last)
                     doc = self._new_id(conv)
+                    docs.start(doc, conv.id, len(conv.docs), idx, piece)
                     conv.docs.append(doc)
                     conv.firsts.append(idx)
                     conv.last = Open()
-                    docs.start(doc, conv.id, idx, piece)
                 self._add_piece(conv.docs[-1], conv.last, turn, idx, piece,
                                 text[bounds[piece] : bounds[piece + 1]])  # fmt: skip
             conv.turns = idx + 1
@@ -295,7 +317,7 @@ class UserIndex:
             self.dead += 1
         doc = self._new_id(conv)
         conv.docs[k] = doc
-        docs.start(doc, conv.id, first, lo)
+        docs.start(doc, conv.id, k, first, lo)
         words = Open()
         for idx, raw in rows:
             turn, _opens, cuts = record_turn(raw, int(idx))
