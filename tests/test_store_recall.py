@@ -146,6 +146,12 @@ def test_another_users_words_never_come_back_through_any_path(
             assert store.recall(bob_words, user=user) == []
         # A conversation of no user is nobody's: not even a user-less caller gets it.
         assert store.recall(bob_words, user=None) == []
+        # compose: alice's new conversation with her recall source offers nothing of bob's.
+        source = store.recall_source(user="alice", exclude="new")
+        mem = store.open("new", user="alice", external=source)
+        result = mem.compose(bob_words)
+        sent = json.dumps(result["messages"])
+        assert result["external"] == [] and "lighthouse password is" not in sent
         # MCP: the tool names the user, and only that user's words come back.
         tools = Tools(store, budget=2_000, max_text=1_000, clock=lambda: datetime(2026, 1, 1))
         text, structured, error = tools.call("recall_across", {"user": "alice", "query": bob_words})

@@ -81,12 +81,6 @@ def byheart_across(question: Question, budget: int, tuning: Any = None) -> Outco
             included, partial = sent_turns(result, source.last, where)
         finally:
             store.close()
-    return Outcome(
-        included=included,
-        partial=partial,
-        chars=int(result["chars"]),
-        append_s=built - started,
-        appended=len(question.turns),
-        compose_s=composed - built,
-        composes=1,
-    )
+    # One compose, as `byheart_fresh` times it: building the history, then the question.
+    timing = (built - started, len(question.turns), composed - built, 1)
+    return Outcome(included, partial, int(result["chars"]), *timing)
