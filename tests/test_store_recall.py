@@ -265,7 +265,8 @@ def test_recall_returns_exactly_the_live_words_of_the_user(
         for op, name, arg in ops:
             if op == "append":
                 serial += 1
-                text = f"{arg} {name} n{serial}"
+                # About 150 characters: a stretch closes every two or three turns.
+                text = f"{arg} {name} n{serial} " + "and then some more words " * 5
                 writer.open(name, user=OWNER[name]).append("user", text)
                 model.setdefault(name, []).append(text)
             elif op == "redact" and name in model and arg < len(model[name]):
