@@ -284,3 +284,14 @@ def test_recall_returns_exactly_the_live_words_of_the_user(
                 }  # fmt: skip
                 assert lines <= live  # only the user's words, as they are now
                 assert {t for t in live if arg in t.split()} <= lines  # and all that match
+
+
+def test_a_store_keeps_the_indexes_of_the_users_recalled_for_last(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "c.db") as store:
+        store._recaller.users = 2
+        for user in ("u1", "u2", "u3"):
+            store.open(f"c-{user}", user=user).append("user", f"{user} grows chestnuts")
+        for user in ("u1", "u2", "u3", "u2"):
+            assert store.recall("chestnuts", user=user)[0]["conversation"] == f"c-{user}"
+        assert list(store._recaller._users) == ["u3", "u2"]
+        assert store.recall("chestnuts", user="u1")[0]["conversation"] == "c-u1"  # built again

@@ -12,6 +12,7 @@ deleted or blanked since is never returned, and no row of another user's can be.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 # The stretch size a Memory with the default `chunk` (900) closes at: how many stretches fit a
 # budget, so how many the ranking scores exactly.
 _GRAIN = int(900 * Tuning().stretch_share)
+# Users whose indexes a store keeps in memory: a server recalling for many users rebuilds the
+# index of one not recalled for lately, instead of holding every user's.
+KEEP_USERS = 16
 _PASSAGE = (
     "SELECT t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
     "WHERE t.conv = ? AND c.user_id = ? AND t.idx >= ? AND t.idx <= ? ORDER BY t.idx"
@@ -56,11 +60,13 @@ class _Passage:
 
 
 class Recaller:
-    """Each user's index, kept by one store (and shared by its threads)."""
+    """The indexes of the users recalled for last (at most `users`), kept by one store and
+    shared by its threads; the least recently recalled one is dropped for a new one."""
 
-    def __init__(self, tuning: Tuning | None = None) -> None:
+    def __init__(self, tuning: Tuning | None = None, users: int = KEEP_USERS) -> None:
         self.tuning = tuning or Tuning()
-        self._users: dict[str, UserIndex] = {}
+        self.users = users
+        self._users: OrderedDict[str, UserIndex] = OrderedDict()
         self._lock = threading.Lock()
 
     def forget(self) -> None:
@@ -74,6 +80,9 @@ class Recaller:
             if found is None or fresh:
                 gap = max(1, self.tuning.context_width)
                 found = self._users[user] = UserIndex(user, shared_tokenizer(None), gap)
+            self._users.move_to_end(user)
+            while len(self._users) > self.users:
+                self._users.popitem(last=False)
             return found
 
     def recall(
