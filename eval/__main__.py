@@ -25,6 +25,9 @@ COMMANDS: dict[str, Command] = {
     "ablate": Command("eval.ablate", "LoCoMo recall per Tuning override (the ablation table)"),
     "bench-live": Command("eval.bench_live", "live-loop speed and memory, issue 19's floors"),
     "bench-store": Command("eval.bench_store", "durable store speed (SQLite, PostgreSQL)"),
+    "bench-recall": Command(
+        "eval.bench_recall", "recall across 1,000 conversations of one user: speed, memory"
+    ),
     "bench-concurrency": Command(
         "eval.bench_concurrency", "many processes on one conversation: throughput, errors"
     ),
