@@ -56,6 +56,7 @@ _DISTRIBUTION = {
     "numpy": "numpy", "langchain_core": "langchain-core", "langgraph": "langgraph",
     "agents": "openai-agents", "pydantic_ai": "pydantic-ai-slim", "mcp": "mcp",
     "anthropic": "anthropic", "openai": "openai", "google": "google-genai",
+    "google.adk": "google-adk",
     "mkdocs": "mkdocs", "mkdocstrings": "mkdocstrings",
 }  # fmt: skip
 # Provided elsewhere: psycopg by .ci/postgres.sh with the server, tomllib by Python 3.11+,
@@ -67,7 +68,7 @@ def test_the_ci_extras_install_everything_a_test_would_skip_for() -> None:
     # CI installs the dev and docs extras before the tests (.ci/run).
     dev = {re.split(r"[<>=!~\[ ]", r)[0].lower() for r in [*listed("dev"), *listed("docs")]}
     skipped_for = {
-        name.split(".")[0]
+        name if name in _DISTRIBUTION else name.split(".")[0]
         for test in (ROOT / "tests").glob("*.py")
         for name in re.findall(r'importorskip\("([\w.]+)"', test.read_text(encoding="utf-8"))
     }

@@ -5,7 +5,9 @@
 - ``yait_byheart.integrations.pydantic_ai``: a history processor for Pydantic AI
   (``[pydantic-ai]``);
 - ``yait_byheart.integrations.langchain``: a chat message history and a LangGraph
-  ``pre_model_hook`` (``[langchain]``).
+  ``pre_model_hook`` (``[langchain]``);
+- ``yait_byheart.integrations.google_adk``: a plugin, a session service and a memory service
+  for Google ADK (``[google-adk]``).
 
 This package imports none of them; see docs/agents.md.
 """

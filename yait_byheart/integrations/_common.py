@@ -4,21 +4,27 @@ filing a framework's items so that each turn keeps the items it came from."""
 
 from __future__ import annotations
 
+import json
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from ..memory import Memory
 
 __all__ = [
+    "Seen",
     "check_source",
     "clear_memory",
     "file_items",
     "file_messages",
+    "fingerprint",
     "group_messages",
+    "message_key",
     "open_memory",
     "stored_items",
     "stored_messages",
+    "with_originals",
 ]
 
 T = TypeVar("T")
@@ -216,3 +222,58 @@ def file_messages(memory: Memory, messages: list[dict[str, Any]], call: str) -> 
             warnings.warn(f"{call}: kept but not filed in the Memory: {err}", stacklevel=3)
             turns.append(None)
     return turns
+
+
+def message_key(role: str, parts: list[dict[str, Any]]) -> str:
+    """A neutral message as one string: how a composed message is matched to a filed turn."""
+    return json.dumps([role, parts], sort_keys=True, ensure_ascii=False)
+
+
+def fingerprint(data: Any) -> str:
+    """A framework object's JSON form as one string (what tells a message already filed)."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+
+
+class Seen:
+    """The messages a hook has filed, by fingerprint and count: a framework that hands over
+    the whole list on every call gets only the ones it has not seen filed (a message said
+    twice, "yes" then "yes", is filed twice)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def fresh(self, keys: Iterable[str]) -> list[int]:
+        """Indices of ``keys`` beyond the count seen so far; those are counted as seen."""
+        here: Counter[str] = Counter()
+        out: list[int] = []
+        for k, key in enumerate(keys):
+            here[key] += 1
+            if here[key] > self.counts[key]:
+                self.counts[key] += 1
+                out.append(k)
+        return out
+
+
+def with_originals(
+    result: Mapping[str, Any], whole: Mapping[str, T], tools: Mapping[tuple[str, str], Any],
+    build: Callable[[str, list[Any]], T],
+) -> list[T]:  # fmt: skip
+    """A compose result as the framework's own messages: a composed message equal to a filed
+    one is that message as the framework made it (``whole``, by ``message_key``); any other
+    (selected memory, a turn sent in part) is ``build(role, parts)``, its tool parts the
+    framework's originals (``tools`` by ("call" | "result", id)) where known, else the
+    neutral part, and its text parts neutral."""
+    out: list[T] = []
+    for message in result["messages"]:
+        role, parts = message["role"], message["parts"]
+        found = whole.get(message_key(role, parts))
+        if found is not None:
+            out.append(found)
+            continue
+        mapped = [
+            tools.get(("call" if p["type"] == "tool_call" else "result", p["id"]), p)
+            if p["type"] != "text" else p
+            for p in parts
+        ]  # fmt: skip
+        out.append(build(role, mapped))
+    return out
