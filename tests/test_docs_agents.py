@@ -16,9 +16,15 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
 
 def test_the_page_has_an_example_per_framework() -> None:
     needs = [re.match(r"# needs: (\S+)", b).group(1) for b in BLOCKS]  # type: ignore[union-attr]
-    assert {"nothing", "agents", "pydantic_ai", "langgraph", "langchain_core", "google.adk"} <= set(
-        needs
-    )
+    assert {
+        "nothing",
+        "agents",
+        "pydantic_ai",
+        "langgraph",
+        "langchain_core",
+        "google.adk",
+        "llama_index",
+    } <= set(needs)
 
 
 def installed(module: str) -> bool:

@@ -56,7 +56,7 @@ _DISTRIBUTION = {
     "numpy": "numpy", "langchain_core": "langchain-core", "langgraph": "langgraph",
     "agents": "openai-agents", "pydantic_ai": "pydantic-ai-slim", "mcp": "mcp",
     "anthropic": "anthropic", "openai": "openai", "google": "google-genai",
-    "google.adk": "google-adk",
+    "google.adk": "google-adk", "llama_index": "llama-index-core",
     "mkdocs": "mkdocs", "mkdocstrings": "mkdocstrings",
 }  # fmt: skip
 # Provided elsewhere: psycopg by .ci/postgres.sh with the server, tomllib by Python 3.11+,

@@ -7,7 +7,9 @@
 - ``yait_byheart.integrations.langchain``: a chat message history and a LangGraph
   ``pre_model_hook`` (``[langchain]``);
 - ``yait_byheart.integrations.google_adk``: a plugin, a session service and a memory service
-  for Google ADK (``[google-adk]``).
+  for Google ADK (``[google-adk]``);
+- ``yait_byheart.integrations.llama_index``: a ``BaseMemory`` for LlamaIndex
+  (``[llama-index]``).
 
 This package imports none of them; see docs/agents.md.
 """
