@@ -26,11 +26,17 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import quote, unquote
 
 from ..bm25 import BM25
 from ..memory import Memory
-from ._common import Seen, file_items, fingerprint, message_key, stored_messages, with_originals
+from ._common import (
+    ModelInput,
+    Neutral,
+    conversation_keys,
+    conversation_name,
+    file_items,
+    stored_messages,
+)
 
 # The three classes subclass ADK's and are made by the module __getattr__ on first use.
 __all__ = ["ByheartMemoryService", "ByheartPlugin", "ByheartSessionService"]  # noqa: F822
@@ -40,16 +46,6 @@ TAG = "google_adk"
 _LOCK = threading.Lock()
 _MADE: dict[str, Any] = {}
 Pending = list[tuple[str, str]]  # the open calls of the latest model content: (name, id)
-Neutral = tuple[str, list[dict[str, Any]]]
-
-
-def _name(kind: str, *keys: str) -> str:
-    """A store conversation id from ADK's keys, each quoted so no two keys read alike."""
-    return "/".join([kind, *(quote(k, safe="") for k in keys)])
-
-
-def _keys(name: str) -> list[str]:
-    return [unquote(k) for k in name.split("/")[1:]]
 
 
 def _dump(obj: Any) -> Any:
@@ -103,68 +99,44 @@ def _file(memory: Memory, obj: Any, neutral: Neutral, dumped: Any, call: str) ->
     file_items(memory, [obj], lambda _: neutral, [dumped], TAG, call)
 
 
-class _Input:
-    """One ADK session's model input: what was filed, by fingerprint, and its neutral form."""
+class _Input(ModelInput[Any]):
+    """One ADK session's model input: ``Content`` objects filed and composed."""
+
+    tag, call = TAG, "ByheartPlugin"
 
     def __init__(self, memory: Memory) -> None:
-        from google.genai import types
-
-        self.memory = memory
-        self.seen = Seen()
         self.pending: Pending = []
-        self.filed: dict[str, list[tuple[str, list[dict[str, Any]]]]] = {}
-        self.tools: dict[tuple[str, str], Any] = {}
-        for message in stored_messages(memory):  # a conversation reopened from a store
-            item = message.get("item") if message else None
-            if message is None or not isinstance(item, dict) or TAG not in item:
-                continue
-            content = types.Content.model_validate(item[TAG][0])
-            self._remember(fingerprint(item[TAG][0]), content, message["role"], message["parts"])
-            self.seen.counts[fingerprint(item[TAG][0])] += 1
-            if message["role"] == "assistant":
-                self.pending = [(p["name"], p["id"]) for p in message["parts"]
-                                if p["type"] == "tool_call"]  # fmt: skip
-            else:
-                answered = {p["id"] for p in message["parts"] if p["type"] == "tool_result"}
-                self.pending = [(n, i) for n, i in self.pending if i not in answered]
+        super().__init__(memory)
 
-    def _remember(self, key: str, content: Any, role: str, parts: list[dict[str, Any]]) -> None:
-        self.filed.setdefault(key, []).append((role, parts))
-        self.tools.update(_tool_parts(content, parts))
+    def _remember(self, key: str, message: Any, neutral: Neutral) -> None:
+        # Also on reopening: the calls still open after the filed turns.
+        super()._remember(key, message, neutral)
+        role, parts = neutral
+        if role == "assistant":
+            self.pending = [(p["name"], p["id"]) for p in parts if p["type"] == "tool_call"]
+        else:
+            answered = {p["id"] for p in parts if p["type"] == "tool_result"}
+            self.pending = [(n, i) for n, i in self.pending if i not in answered]
 
-    def file(self, contents: list[Any]) -> list[str]:
-        """File the contents not seen yet; the fingerprint of each content."""
-        dumps = [_dump(c) for c in contents]
-        keys = [fingerprint(d) for d in dumps]
-        for k in self.seen.fresh(keys):
-            prefix = f"adk-call-{len(self.memory)}"
-            role, parts = _neutral(contents[k], self.pending, prefix)
-            _file(self.memory, contents[k], (role, parts), dumps[k], "ByheartPlugin")
-            self._remember(keys[k], contents[k], role, parts)
-        return keys
+    def dump(self, message: Any) -> Any:
+        return _dump(message)
 
-    def compose(self, contents: list[Any]) -> tuple[list[Any], Any]:
-        """What to send instead of ``contents``, and the compose result."""
+    def load(self, data: Any) -> Any:
         from google.genai import types
 
-        keys = self.file(contents)
-        whole: dict[str, Any] = {}
-        tools = dict(self.tools)
-        used: dict[str, int] = {}
-        for content, key in zip(contents, keys, strict=True):
-            n = used[key] = used.get(key, -1) + 1
-            filed = self.filed.get(key, [])
-            if n < len(filed):
-                role, parts = filed[n]
-                whole.setdefault(message_key(role, parts), content)
-                tools.update(_tool_parts(content, parts))
-        result = self.memory.compose()
+        return types.Content.model_validate(data)
 
-        def build(role: str, parts: list[Any]) -> Any:
-            made = [types.Part(text=p["text"]) if isinstance(p, dict) else p for p in parts]
-            return types.Content(role="model" if role == "assistant" else "user", parts=made)
+    def neutral(self, message: Any) -> Neutral:
+        return _neutral(message, list(self.pending), f"adk-call-{len(self.memory)}")
 
-        return with_originals(result, whole, tools, build), result
+    def tool_parts(self, message: Any, parts: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
+        return _tool_parts(message, parts)
+
+    def build(self, role: str, parts: list[Any]) -> Any:
+        from google.genai import types
+
+        made = [types.Part(text=p["text"]) if isinstance(p, dict) else p for p in parts]
+        return types.Content(role="model" if role == "assistant" else "user", parts=made)
 
 
 def _make_plugin() -> type:
@@ -203,7 +175,7 @@ def _make_plugin() -> type:
             """The store conversation of the latest call's session."""
 
         def _input(self, session: Any) -> _Input:
-            key = _name("adk-input", session.app_name, session.user_id, session.id)
+            key = conversation_name("adk-input", session.app_name, session.user_id, session.id)
             self.last_conversation = key
             if key not in self._inputs:
                 if isinstance(self._source, Memory):
@@ -220,7 +192,9 @@ def _make_plugin() -> type:
 
         def _compose(self, session: Any, contents: list[Any]) -> list[Any]:
             with self._lock:
-                sent, self.last_result = self._input(session).compose(contents)
+                got = self._input(session)
+                sent = got.compose(contents)
+                self.last_result = got.last_result
                 return sent
 
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
@@ -269,6 +243,12 @@ def _deltas(state: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     return _session_util.extract_state_delta(dict(state or {}))
 
 
+def _scopes(app: str, user: str) -> list[tuple[str, str, str | None]]:
+    """ADK's shared state scopes: each one's name, conversation and store user."""
+    return [("app", conversation_name("adk-state", app), None),
+            ("user", conversation_name("adk-state", app, user), user)]  # fmt: skip
+
+
 class _Sessions:
     """What ``ByheartSessionService`` does, synchronously (its async methods run this in a
     worker thread): a session is conversation ``adk/<app>/<user>/<session>``, its first turn
@@ -292,8 +272,7 @@ class _Sessions:
     def file_state(self, app: str, user: str, state: Mapping[str, Any] | None) -> dict[str, Any]:
         """File ``state``'s app and user deltas; its session part."""
         deltas = _deltas(state)
-        for scope, name, owner in (("app", _name("adk-state", app), None),
-                                   ("user", _name("adk-state", app, user), user)):  # fmt: skip
+        for scope, name, owner in _scopes(app, user):
             if deltas[scope]:
                 memory = self.memory(name, owner)
                 assert memory is not None
@@ -304,8 +283,8 @@ class _Sessions:
     def scoped(self, app: str, user: str) -> dict[str, Any]:
         """App and user state, prefixed as ADK merges them into a session's."""
         out: dict[str, Any] = {}
-        for prefix, name, owner in (("app:", _name("adk-state", app), None),
-                                    ("user:", _name("adk-state", app, user), user)):  # fmt: skip
+        for scope, name, owner in _scopes(app, user):
+            prefix = scope + ":"
             memory = self.memory(name, owner, create=False)
             for message in stored_messages(memory) if memory is not None else []:
                 for key, value in (message or {}).get("item", {}).get(TAG, {}).items():
@@ -316,7 +295,7 @@ class _Sessions:
         from google.adk.errors.already_exists_error import AlreadyExistsError
 
         sid = (session_id or "").strip() or str(uuid.uuid4())
-        name = _name("adk", app, user, sid)
+        name = conversation_name("adk", app, user, sid)
         with self.lock:
             if name in self.store.conversations(user=user):
                 raise AlreadyExistsError(f"Session with id {sid} already exists.")
@@ -331,7 +310,7 @@ class _Sessions:
         from google.adk.events.event import Event
         from google.adk.sessions import Session
 
-        memory = self.memory(_name("adk", app, user, sid.strip()), user, create=False)
+        memory = self.memory(conversation_name("adk", app, user, sid.strip()), user, create=False)
         if memory is None:
             return None
         state: dict[str, Any] = {}
@@ -356,13 +335,13 @@ class _Sessions:
     def names(self, app: str, user: str | None) -> list[list[str]]:
         """The (app, user, session) keys of the app's sessions (of ``user`` when given)."""
         found = self.store.conversations(user=user) if user else self.store.conversations()
-        head = _name("adk", app) + "/"
-        return [_keys(n) for n in found if n.startswith(head)]
+        head = conversation_name("adk", app) + "/"
+        return [conversation_keys(n) for n in found if n.startswith(head)]
 
     def append(self, session: Any, event: Any) -> None:
         from google.adk.errors.session_not_found_error import SessionNotFoundError
 
-        name = _name("adk", session.app_name, session.user_id, session.id)
+        name = conversation_name("adk", session.app_name, session.user_id, session.id)
         memory = self.memory(name, session.user_id, create=False)
         if memory is None:
             raise SessionNotFoundError(f"Session {session.id} not found.")
@@ -411,7 +390,7 @@ def _make_session_service() -> type:
 
         def memory(self, *, app_name: str, user_id: str, session_id: str) -> Memory | None:
             """The session's Memory (None if there is no such session)."""
-            name = _name("adk", app_name, user_id, session_id)
+            name = conversation_name("adk", app_name, user_id, session_id)
             return self._sessions.memory(name, user_id, create=False)
 
         async def create_session(
@@ -441,7 +420,7 @@ def _make_session_service() -> type:
 
         async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
             def delete() -> None:
-                name = _name("adk", app_name, user_id, session_id.strip())
+                name = conversation_name("adk", app_name, user_id, session_id.strip())
                 with self._sessions.lock:
                     self._sessions.open.pop(name, None)
                     if name in self._sessions.store.conversations(user=user_id):
@@ -477,7 +456,7 @@ def _recall(sessions: _Sessions, app: str, user: str, query: str, limit: int) ->
     for _, owner, sid in sessions.names(app, user):
         if owner != user:
             continue
-        memory = sessions.memory(_name("adk", app, owner, sid), owner, create=False)
+        memory = sessions.memory(conversation_name("adk", app, owner, sid), owner, create=False)
         for message in stored_messages(memory) if memory is not None else []:
             kept = (message or {}).get("item", {}).get(TAG)
             words = " ".join(p.get("text") or p.get("output") or "" for p in message["parts"]) \
