@@ -9,7 +9,9 @@
 - ``yait_byheart.integrations.google_adk``: a plugin, a session service and a memory service
   for Google ADK (``[google-adk]``);
 - ``yait_byheart.integrations.llama_index``: a ``BaseMemory`` for LlamaIndex
-  (``[llama-index]``).
+  (``[llama-index]``);
+- ``yait_byheart.integrations.strands``: model-input middleware and a session repository
+  for Strands Agents (``[strands]``).
 
 This package imports none of them; see docs/agents.md.
 """
