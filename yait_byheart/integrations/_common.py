@@ -6,6 +6,7 @@ selection as the framework's own objects (``ModelInput``, ``with_originals``).""
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -26,6 +27,7 @@ __all__ = [
     "file_messages",
     "fingerprint",
     "group_messages",
+    "lazy_classes",
     "message_key",
     "open_memory",
     "stored_items",
@@ -374,3 +376,20 @@ class ModelInput(ABC, Generic[T]):
             used[key] += 1
         self.last_result = self.memory.compose()
         return with_originals(self.last_result, whole, tools, self.build)
+
+
+def lazy_classes(module: str, makers: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that makes each class (a subclass of a framework's, so made
+    only when first asked for) once."""
+    made: dict[str, type] = {}
+    lock = threading.Lock()
+
+    def __getattr__(name: str) -> Any:
+        if name not in makers:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        with lock:
+            if name not in made:
+                made[name] = makers[name]()
+            return made[name]
+
+    return __getattr__

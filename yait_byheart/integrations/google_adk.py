@@ -24,7 +24,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ..bm25 import BM25
@@ -35,6 +35,7 @@ from ._common import (
     conversation_keys,
     conversation_name,
     file_items,
+    lazy_classes,
     stored_messages,
 )
 
@@ -43,8 +44,6 @@ __all__ = ["ByheartMemoryService", "ByheartPlugin", "ByheartSessionService"]  # 
 
 TAG = "google_adk"
 """The key of a turn's ``item`` under which the integration keeps what ADK made."""
-_LOCK = threading.Lock()
-_MADE: dict[str, Any] = {}
 Pending = list[tuple[str, str]]  # the open calls of the latest model content: (name, id)
 
 
@@ -218,20 +217,6 @@ def _check_store(source: object, call: str, allow_memory: bool = False) -> None:
         raise TypeError(
             f"{call}: pass {what} (SQLiteStore, PostgresStore), got {type(source).__name__}"
         )
-
-
-def __getattr__(name: str) -> Any:
-    makers: dict[str, Callable[[], type]] = {
-        "ByheartPlugin": _make_plugin,
-        "ByheartSessionService": _make_session_service,
-        "ByheartMemoryService": _make_memory_service,
-    }
-    if name not in makers:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    with _LOCK:
-        if name not in _MADE:
-            _MADE[name] = makers[name]()
-        return _MADE[name]
 
 
 # -- sessions ------------------------------------------------------------------------------
@@ -530,3 +515,13 @@ def _iso(stamp: float) -> str:
     from datetime import datetime, timezone
 
     return datetime.fromtimestamp(stamp, tz=timezone.utc).isoformat()
+
+
+__getattr__ = lazy_classes(
+    __name__,
+    {
+        "ByheartPlugin": _make_plugin,
+        "ByheartSessionService": _make_session_service,
+        "ByheartMemoryService": _make_memory_service,
+    },
+)

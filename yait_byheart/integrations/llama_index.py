@@ -24,6 +24,7 @@ from ..memory import Memory
 from ._common import (
     clear_memory,
     file_items,
+    lazy_classes,
     message_key,
     open_memory,
     stored_items,
@@ -37,8 +38,6 @@ __all__ = ["ByheartMemory"]  # noqa: F822
 TAG = "llama_index"
 """The key of a turn's ``item`` under which the memory keeps the messages it filed."""
 CALL = "ByheartMemory"
-_LOCK = threading.Lock()
-_MADE: dict[str, Any] = {}
 
 
 def _text(message: Any) -> str:
@@ -240,10 +239,4 @@ def _make_memory_class() -> type:
     return ByheartMemory
 
 
-def __getattr__(name: str) -> Any:
-    if name != "ByheartMemory":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    with _LOCK:
-        if name not in _MADE:
-            _MADE[name] = _make_memory_class()
-        return _MADE[name]
+__getattr__ = lazy_classes(__name__, {"ByheartMemory": _make_memory_class})

@@ -29,6 +29,7 @@ from ._common import (
     Neutral,
     conversation_name,
     file_items,
+    lazy_classes,
     open_memory,
     stored_messages,
 )
@@ -38,8 +39,6 @@ __all__ = ["ByheartMiddleware", "ByheartSessionRepository"]  # noqa: F822
 
 TAG = "strands"
 """The key of a turn's ``item`` under which the integration keeps what Strands made."""
-_LOCK = threading.Lock()
-_MADE: dict[str, Any] = {}
 Message = dict[str, Any]
 
 
@@ -360,10 +359,4 @@ def _make_repository() -> type:
     return ByheartSessionRepository
 
 
-def __getattr__(name: str) -> Any:
-    if name != "ByheartSessionRepository":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    with _LOCK:
-        if name not in _MADE:
-            _MADE[name] = _make_repository()
-        return _MADE[name]
+__getattr__ = lazy_classes(__name__, {"ByheartSessionRepository": _make_repository})
