@@ -18,8 +18,11 @@ pytest.importorskip("google.adk")
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
 from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events.event import Event, EventActions
 from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.runners import Runner
+from google.adk.sessions import Session
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.genai import types
 
@@ -192,8 +195,6 @@ def test_sent_parts_are_the_ones_adk_made() -> None:
 
 
 def test_session_service_keeps_state_and_events(tmp_path: Path) -> None:
-    from google.adk.events.event import Event, EventActions
-
     with SQLiteStore(tmp_path / "s.db") as store:
         svc = ByheartSessionService(store)
         s = asyncio.run(svc.create_session(
@@ -203,9 +204,15 @@ def test_session_service_keeps_state_and_events(tmp_path: Path) -> None:
         assert s.state == {"k": 1, "app:theme": "dark", "user:lang": "nb"}
         with pytest.raises(AlreadyExistsError):
             asyncio.run(svc.create_session(app_name="a", user_id="u", session_id="s1"))
-        event = Event(author="user", content=question(0),
-                      actions=EventActions(state_delta={"k": 2, "user:lang": "en"}))  # fmt: skip
+        ghost = Session(app_name="a", user_id="u", id="nope")
+        with pytest.raises(SessionNotFoundError):
+            asyncio.run(svc.append_event(ghost, Event(author="user", content=question(1))))
+        assert ghost.events == []
+        delta = {"k": 2, "user:lang": "en", "temp:scratch": 1}
+        event = Event(author="user", content=question(0), actions=EventActions(state_delta=delta))
         asyncio.run(svc.append_event(s, event))
+        assert s.state["temp:scratch"] == 1  # for this invocation only: never stored
+        assert event.actions.state_delta == {"k": 2, "user:lang": "en"}
         got = asyncio.run(svc.get_session(app_name="a", user_id="u", session_id="s1"))
         assert got.state == {"k": 2, "app:theme": "dark", "user:lang": "en"}
         assert got.events == [event]
@@ -229,8 +236,6 @@ def test_session_service_keeps_state_and_events(tmp_path: Path) -> None:
 
 
 def test_memory_search_recalls_only_the_same_users_sessions(tmp_path: Path) -> None:
-    from google.adk.events.event import Event
-
     with SQLiteStore(tmp_path / "m.db") as store:
         svc = ByheartSessionService(store)
         said = {"ann": "my locker code is 4471", "bob": "my locker code is 9902"}

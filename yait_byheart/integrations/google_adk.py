@@ -323,13 +323,18 @@ class _Sessions:
         head = conversation_name("adk", app) + "/"
         return [conversation_keys(n) for n in found if n.startswith(head)]
 
-    def append(self, session: Any, event: Any) -> None:
+    def require(self, session: Any) -> Memory:
+        """The session's Memory; SessionNotFoundError if there is no such session."""
         from google.adk.errors.session_not_found_error import SessionNotFoundError
 
         name = conversation_name("adk", session.app_name, session.user_id, session.id)
         memory = self.memory(name, session.user_id, create=False)
         if memory is None:
             raise SessionNotFoundError(f"Session {session.id} not found.")
+        return memory
+
+    def append(self, session: Any, event: Any) -> None:
+        memory = self.require(session)
         dumped = _dump(event)
         pending: Pending = []
         content = event.content
@@ -420,8 +425,11 @@ def _make_session_service() -> type:
         async def append_event(self, session: Any, event: Any) -> Any:
             if event.partial:
                 return event
-            await asyncio.to_thread(self._sessions.append, session, event)
+            await asyncio.to_thread(self._sessions.require, session)
+            # ADK's own step first: temp state applied to the session, then trimmed from the
+            # event, so that what is stored holds none of it.
             event = await super().append_event(session, event)
+            await asyncio.to_thread(self._sessions.append, session, event)
             session.last_update_time = event.timestamp
             return event
 
