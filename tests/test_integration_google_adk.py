@@ -26,6 +26,7 @@ from google.adk.sessions import Session
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.genai import types
 
+from tests import test_store
 from yait_byheart import Memory
 from yait_byheart.integrations.google_adk import (
     ByheartMemoryService,
@@ -33,6 +34,9 @@ from yait_byheart.integrations.google_adk import (
     ByheartSessionService,
 )
 from yait_byheart.store import SQLiteStore
+
+# The store suite's backends: SQLite, and PostgreSQL where a server is given (CI starts one).
+backend = test_store.backend
 
 NOTE = " The forecast office adds its usual long note about wind and humidity." * 3
 SETTINGS = {"budget": 600, "chunk": 300, "ceiling": 1.5}
@@ -194,8 +198,9 @@ def test_sent_parts_are_the_ones_adk_made() -> None:
         asyncio.run(plugin.before_model_callback(callback_context=Ctx(), llm_request=request))
 
 
-def test_session_service_keeps_state_and_events(tmp_path: Path) -> None:
-    with SQLiteStore(tmp_path / "s.db") as store:
+def test_session_service_keeps_state_and_events(backend: test_store.Backend) -> None:
+    """On SQLite and PostgreSQL (CI starts a server; elsewhere the PostgreSQL half skips)."""
+    with backend.store() as store:
         svc = ByheartSessionService(store)
         s = asyncio.run(svc.create_session(
             app_name="a", user_id="u", session_id="s1",
@@ -231,6 +236,10 @@ def test_session_service_keeps_state_and_events(tmp_path: Path) -> None:
         ]  # fmt: skip
         assert [x.id for x in asyncio.run(svc.list_sessions(app_name="a", user_id="v")).sessions] \
             == ["s2"]  # fmt: skip
+    with backend.store() as store:  # reopened
+        svc = ByheartSessionService(store)
+        again = asyncio.run(svc.get_session(app_name="a", user_id="u", session_id="s1"))
+        assert again.events == [event] and again.state == got.state
         asyncio.run(svc.delete_session(app_name="a", user_id="u", session_id="s1"))
         assert asyncio.run(svc.get_session(app_name="a", user_id="u", session_id="s1")) is None
 
