@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("google.adk")
 
@@ -269,3 +271,62 @@ def test_bad_sources_name_the_call(tmp_path: Path) -> None:
         ByheartPlugin(Memory(), budget=10)
     with SQLiteStore(tmp_path / "x.db") as store, pytest.raises(ValueError, match="limit"):
         ByheartMemoryService(store, limit=0)
+
+
+class _Ctx:
+    """What ByheartPlugin reads of ADK's callback context."""
+
+    class session:  # the attribute ADK's callback context has
+        app_name, user_id, id = "a", "u", "prop"
+
+
+@st.composite
+def adk_histories(draw: st.DrawFn) -> list[types.Content]:
+    """Contents as ADK builds them: questions, rounds of (parallel, id-less or not) calls
+    answered in one content, answers; long outputs and texts to outgrow the budget."""
+    words = st.text(alphabet="abcdefgh ", min_size=1, max_size=400)
+    out: list[types.Content] = []
+    for r in range(draw(st.integers(1, 6))):
+        out.append(types.Content(role="user", parts=[types.Part(text=f"q{r} " + draw(words))]))
+        for c in range(draw(st.integers(0, 2))):
+            n = draw(st.integers(1, 3))
+            ids = [f"c{r}.{c}.{k}" if draw(st.booleans()) else None for k in range(n)]
+            names = [draw(st.sampled_from(["wx", "db"])) for _ in range(n)]
+            calls = [types.Part(function_call=types.FunctionCall(id=i, name=m, args={"k": k}))
+                     for k, (i, m) in enumerate(zip(ids, names, strict=True))]  # fmt: skip
+            answers = [types.Part(function_response=types.FunctionResponse(
+                id=i, name=m, response={"result": draw(words)}))
+                for i, m in zip(ids, names, strict=True)]  # fmt: skip
+            out += [types.Content(role="model", parts=calls),
+                    types.Content(role="user", parts=answers)]  # fmt: skip
+        out.append(types.Content(role="model", parts=[types.Part(text=f"a{r} " + draw(words))]))
+    return out
+
+
+@settings(max_examples=40)
+@given(adk_histories())
+def test_random_histories_are_sent_sendable_within_the_limit_with_adks_parts(
+    contents: list[types.Content],
+) -> None:
+    memory = Memory(**SETTINGS)
+    plugin = ByheartPlugin(memory)
+    for end in range(1, len(contents) + 1):
+        if contents[end - 1].role != "user":
+            continue  # ADK calls the model after a question or a round's responses
+        sofar = contents[:end]
+        request = LlmRequest(contents=list(sofar))
+        asyncio.run(plugin.before_model_callback(callback_context=_Ctx(), llm_request=request))
+        sent = request.contents
+        check_sendable(sent)
+        assert plugin.last_result["size"] <= LIMIT
+        own = {id(p) for c in sofar for p in c.parts or []}
+        for c in sent:
+            for p in c.parts or []:
+                if p.function_call or p.function_response:
+                    assert id(p) in own  # ADK's own Part, never made anew
+        # Mid-turn, a round sent whole ends the request as ADK made it, the very objects.
+        if (
+            sofar[-1].parts[0].function_response
+            and len(memory) - 1 not in (plugin.last_result["partial"])
+        ):
+            assert sent[-1] is sofar[-1] and sent[-2] is sofar[-2]

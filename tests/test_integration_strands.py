@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("strands")
 
@@ -179,3 +181,50 @@ def test_bad_sources_name_the_call() -> None:
         ByheartMiddleware("chats.db")
     with pytest.raises(TypeError, match="ByheartSessionRepository"):
         ByheartSessionRepository(Memory())
+
+
+@st.composite
+def converse_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Messages as a Strands agent holds them: questions, rounds of (parallel) toolUse
+    answered by toolResult blocks in one user message (text or JSON content, some errors),
+    answers; long texts to outgrow the budget."""
+    words = st.text(alphabet="abcdefgh ", min_size=1, max_size=400)
+    out: list[dict[str, Any]] = []
+    for r in range(draw(st.integers(1, 6))):
+        out.append({"role": "user", "content": [{"text": f"q{r} " + draw(words)}]})
+        for c in range(draw(st.integers(0, 2))):
+            ids = [f"t{r}.{c}.{k}" for k in range(draw(st.integers(1, 3)))]
+            uses = [{"toolUse": {"toolUseId": i, "name": "wx", "input": {"q": i}}} for i in ids]
+            results = [{"toolResult": {
+                "toolUseId": i, "status": draw(st.sampled_from(["success", "error"])),
+                "content": [draw(st.sampled_from([{"text": draw(words)}, {"json": {"v": 1}}]))],
+            }} for i in ids]  # fmt: skip
+            out += [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+        out.append({"role": "assistant", "content": [{"text": f"a{r} " + draw(words)}]})
+    return out
+
+
+@settings(max_examples=40)
+@given(converse_histories())
+def test_random_histories_are_sent_sendable_within_the_limit_with_the_agents_blocks(
+    messages: list[dict[str, Any]],
+) -> None:
+    middleware = ByheartMiddleware(Memory(**SETTINGS))
+    for end in range(1, len(messages) + 1):
+        if messages[end - 1]["role"] != "user":
+            continue  # the agent calls the model after a question or a round's results
+        sofar = messages[:end]
+        sent = middleware.compose(sofar)
+        check_sendable(sent)
+        assert middleware.last_result["size"] <= LIMIT
+        own = {id(b) for m in sofar for b in m["content"]}
+        for m in sent:
+            for b in m["content"]:
+                if "toolUse" in b or "toolResult" in b:
+                    assert id(b) in own  # the agent's own block, never made anew
+        last = len(middleware.memory) - 1
+        if (
+            "toolResult" in sofar[-1]["content"][0]
+            and last not in middleware.last_result["partial"]
+        ):
+            assert sent[-1] is sofar[-1] and sent[-2] is sofar[-2]
