@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("llama_index.core")
 
@@ -164,3 +166,38 @@ def test_openai_style_tool_calls_are_filed_as_calls() -> None:
 def test_bad_source_names_the_call() -> None:
     with pytest.raises(TypeError, match="ByheartMemory"):
         ByheartMemory.from_defaults("chats.db")
+
+
+@st.composite
+def chat_histories(draw: st.DrawFn) -> list[ChatMessage]:
+    """Messages as a FunctionAgent puts them: questions, rounds of (parallel) tool calls and
+    their tool messages, answers; long texts to outgrow the budget."""
+    words = st.text(alphabet="abcdefgh ", min_size=1, max_size=400)
+    out: list[ChatMessage] = []
+    for r in range(draw(st.integers(1, 6))):
+        out.append(ChatMessage(role="user", content=f"q{r} " + draw(words)))
+        for c in range(draw(st.integers(0, 2))):
+            ids = [f"t{r}.{c}.{k}" for k in range(draw(st.integers(1, 3)))]
+            calls = [
+                ToolCallBlock(tool_call_id=i, tool_name="wx", tool_kwargs={"q": i}) for i in ids
+            ]
+            out.append(ChatMessage(role="assistant", blocks=calls))
+            out += [ChatMessage(role="tool", content=draw(words),
+                                additional_kwargs={"tool_call_id": i}) for i in ids]  # fmt: skip
+        out.append(ChatMessage(role="assistant", content=f"a{r} " + draw(words)))
+    return out
+
+
+@settings(max_examples=40)
+@given(chat_histories())
+def test_random_histories_come_back_sendable_within_the_limit(messages: list[ChatMessage]) -> None:
+    memory = ByheartMemory.from_defaults(**SETTINGS)
+    for message in messages:
+        memory.put(message)
+        if message.role != "user":
+            continue
+        got = memory.get()
+        check_sendable(got)
+        assert memory.last_result["size"] <= LIMIT
+        assert got[-1] == message  # the question last, as it was put
+    assert memory.get_all() == messages
