@@ -3,7 +3,8 @@
 - openai-agents: ``tests/memory/test_session.py`` and ``test_session_limit.py`` with every
   ``SQLiteSession(...)`` call turned into a ``ByheartSession`` on a SQLite store
   (``.ci/external/agents_session.py``); then, the same way, the session tests of its runner
-  and compaction suites;
+  suite, and its compaction tests (``tests/memory/test_compaction_model_visibility.py``,
+  ``test_openai_responses_compaction_session.py``) whole;
 - langchain-core: ``tests/unit_tests/runnables/test_history.py`` with every
   ``InMemoryChatMessageHistory(...)`` call turned into a store-backed
   ``ByheartChatMessageHistory`` (``.ci/external/langchain_history.py``), under LangChain's own
@@ -49,9 +50,19 @@ RUNNER_SESSION_TESTS = [
     "tests/test_soft_cancel.py",
     "tests/test_tool_failure_boundaries.py",
     "tests/test_programmatic_tool_calling.py",
-    "tests/memory/test_openai_responses_compaction_session.py",
-    "tests/memory/test_compaction_model_visibility.py",
 ]
+
+# The SDK's compaction tests that run with a SQLite session: all of them, the session they
+# wrap a ByheartSession (its ``_get_compaction_snapshot`` gives compaction the retained history).
+COMPACTION_TESTS = [
+    "tests/memory/test_compaction_model_visibility.py",
+    "tests/memory/test_openai_responses_compaction_session.py",
+]
+AGENTS_INI = (
+    "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = session\n"
+    "markers =\n    allow_call_model_methods: x\n    requires_native_macos_sandbox: x\n"
+    "    review_optional: x\n    serial: x\n"
+)
 
 SUITES = {
     "openai-agents": {
@@ -71,8 +82,8 @@ SUITES = {
         "markers =\n    allow_call_model_methods: x\n    requires_native_macos_sandbox: x\n",
         "run": ["tests/memory/test_session.py", "tests/memory/test_session_limit.py"],
     },
-    # The SDK's runner and compaction tests that run with a session, on the whole test tree
-    # (they use its helpers); only their session tests run (-k).
+    # The SDK's runner tests that run with a session, on the whole test tree (they use its
+    # helpers); only their session tests run (-k).
     "openai-agents runner": {
         "package": "openai-agents",
         "files": ["tests/"],
@@ -80,10 +91,19 @@ SUITES = {
         "call": "SQLiteSession(",
         "factory": "byheart_session(",
         "harness": "agents_session.py",
-        "ini": "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = session\n"
-        "markers =\n    allow_call_model_methods: x\n    requires_native_macos_sandbox: x\n"
-        "    review_optional: x\n    serial: x\n",
+        "ini": AGENTS_INI,
         "run": ["-k", "session or Session", *RUNNER_SESSION_TESTS],
+    },
+    # Its compaction tests, every one (compaction wraps the session in each).
+    "openai-agents compaction": {
+        "package": "openai-agents",
+        "files": ["tests/"],
+        "rewrite": COMPACTION_TESTS,
+        "call": "SQLiteSession(",
+        "factory": "byheart_session(",
+        "harness": "agents_session.py",
+        "ini": AGENTS_INI,
+        "run": COMPACTION_TESTS,
     },
     # Strands' repository session tests with every MockedSessionRepository() a
     # ByheartSessionRepository on a SQLite store. Strands pins an mcp older than the dev

@@ -7,6 +7,12 @@
 # Idempotent: a server this script already started is reused (about 0.1 s); otherwise the
 # cluster is made anew in $BYHEART_PG_DIR (default /tmp/byheart-pg), because a data directory
 # left by a killed session holds a stale postmaster.pid that may name a live, unrelated process.
+#
+#   bash .ci/postgres.sh stop
+#
+# stops the server only if this run started it: starting exports BYHEART_PG_STARTED, a token
+# also written beside the data, and `stop` compares the two.  A run that only reused a server
+# (another run's, still in use there) exports no token, so its exit trap leaves it running.
 # Installs PostgreSQL from Debian's packages and psycopg from PyPI only when they are missing.
 set -euo pipefail
 exec 3>&1 1>&2
@@ -35,10 +41,16 @@ as_pg() {
 
 bin="$(pg_bin)"
 if [ "${1:-}" = stop ]; then
-    # `bash .ci/postgres.sh stop`: end the server so nothing outlives the run that started it.
+    # End the server so nothing outlives the run that started it; never one it only reused.
+    token="${BYHEART_PG_STARTED:-}"
+    if [ -z "$token" ] || [ "$(cat "$dir/started-by" 2>/dev/null || true)" != "$token" ]; then
+        echo "postgres.sh: leaving the server in $dir running (this run did not start it)"
+        exit 0
+    fi
     if [ -n "$bin" ] && [ -d "$dir/data" ]; then
         as_pg "$bin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
     fi
+    rm -f "$dir/started-by"
     exit 0
 fi
 
@@ -76,6 +88,7 @@ if [ -f "$dir/port" ] && [ -d "$dir/data" ] \
     && "$bin/pg_isready" -q -h 127.0.0.1 -p "$(cat "$dir/port")" >/dev/null 2>&1; then
     echo "postgres.sh: reusing the server in $dir on port $(cat "$dir/port")"
     emit
+    echo "unset BYHEART_PG_STARTED" >&3  # not ours to stop
     exit 0
 fi
 
@@ -100,6 +113,9 @@ as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start 3>&- </de
      -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=50" \
     >/dev/null || { cat "$dir/server.log"; exit 1; }
 echo "$port" >"$dir/port"
+token="$$-$(date +%s%N)-$RANDOM"
+echo "$token" >"$dir/started-by"
+echo "export BYHEART_PG_STARTED='$token'" >&3
 as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres "$db"
 echo "postgres.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, data in $dir"
 emit

@@ -33,6 +33,7 @@ COMMANDS: dict[str, Command] = {
     "fuzz-tokens": Command("eval.fuzz_tokens", "tokenizer: linear time on adversarial texts"),
     "time-langs": Command("eval.time_langs", "relative dates: cases resolved per language"),
     "semantic": Command("eval.semantic", "semantic (embedding) retrieval comparison"),
+    "embed-cache": Command("eval.embed_cache", "embed a benchmark's texts once (MiniLM cache)"),
     "minilm": Command("eval.minilm", "live replay with the MiniLM hybrid (needs the eval extra)"),
     "ab-revision": Command("eval.ab_revision", "developer A/B: this checkout vs a git revision"),
 }

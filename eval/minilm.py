@@ -49,14 +49,23 @@ class DiskEmbed:
         self.encoded += len(texts)
         return self._model(texts)
 
-    def __call__(self, texts: list[str]) -> list[list[float]]:
-        keys = [key(MODEL, t) for t in texts]
+    def _stored(self, keys: list[str]) -> dict[str, list[float]]:
         found: dict[str, list[float]] = {}
         for at in range(0, len(keys), 500):
             part = keys[at : at + 500]
             marks = ",".join("?" * len(part))
             rows = self._db.execute(f"SELECT k, vec FROM v WHERE k IN ({marks})", part)
             found.update((k, array("d", blob).tolist()) for k, blob in rows)
+        return found
+
+    def missing(self, texts: list[str]) -> list[str]:
+        """The distinct texts of `texts` the cache holds no vector for."""
+        found = self._stored([key(MODEL, t) for t in texts])
+        return [t for t in dict.fromkeys(texts) if key(MODEL, t) not in found]
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        keys = [key(MODEL, t) for t in texts]
+        found = self._stored(keys)
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in found))
         if missing:
             made = self._encode(missing)

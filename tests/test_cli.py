@@ -199,3 +199,20 @@ def test_the_byheart_console_script_runs_main() -> None:
         target = tomllib.load(f)["project"]["scripts"]["byheart"]
     module, _, name = target.partition(":")
     assert getattr(__import__(module, fromlist=[name]), name) is main
+
+
+def test_conversation_ids_print_one_per_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An id holding a line break (or a NUL) is printed escaped, on its one line; --json is
+    exact."""
+    path = str(tmp_path / "ids.db")
+    ids = ["plain", "two\nlines", "nul\x00byte", "tab\there"]
+    with SQLiteStore(path) as s:
+        for name in ids:
+            s.open(name)
+    code, out, _ = cli(capsys, "conversations", "--store", path)
+    assert code == 0
+    assert out.splitlines() == ["'nul\\x00byte'", "plain", "'tab\\there'", "'two\\nlines'"]
+    code, out, _ = cli(capsys, "conversations", "--store", path, "--json")
+    assert json.loads(out) == sorted(ids)

@@ -1,7 +1,8 @@
 """compose() mid-turn (no query, a tool result last) ends with the round the model is waiting
 on, natively: even when a result is long enough to be cut into pieces when stored, as long as
 the round fits the hard limit (ceiling x budget); a round past the limit is cut, and its
-newest call and result still end the messages natively."""
+newest call and result still end the messages natively; a round larger than the limit alone
+keeps them native too, its long outputs elided (head and tail verbatim)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests._sizes import sent_size, tokenish
 from yait_byheart import Memory
 from yait_byheart.providers import to_anthropic, to_openai
 
@@ -93,11 +95,48 @@ def test_a_round_past_the_limit_is_cut_and_ends_with_the_newest_result_native() 
     to_openai(r)
 
 
-def test_a_result_larger_than_the_limit_alone_is_cut_as_text() -> None:
+def test_a_result_larger_than_the_limit_alone_stays_native_its_middle_elided() -> None:
     mem = Memory(budget=1_000, ceiling=2.0)
     mem.append("user", "Read it.")
     call(mem, "c1", "big.txt")
     result(mem, "c1", FILE)  # 5,000+ characters against a limit of 2,000
     r = mem.compose()
-    assert r["size"] <= 2_000
+    assert r["size"] <= 2_000 and sent_size(r) == r["size"]
+    assert tail(r["messages"]) == [("assistant", "tool_call", "c1"), ("user", "tool_result", "c1")]
+    output = r["messages"][-1]["parts"][0]["output"]
+    head, marker, end = output.split("\n", 2)
+    assert FILE.startswith(head) and FILE.endswith(end) and len(head) > 300
+    left_out = len(FILE) - len(head) - len(end)
+    assert marker == f"[... {left_out} characters left out to stay within the size limit ...]"
+    assert r["partial"] == [2] and 2 in r["included"]
+    assert mem.to_dict()["turns"][2]["tools"][0]["output"] == FILE  # the stored turn is untouched
+    to_openai(r)
+    to_anthropic(r, model="claude-sonnet-4-5")
+
+
+def test_parallel_results_over_the_limit_are_all_elided_and_native() -> None:
+    mem = Memory(budget=1_500, ceiling=2.0, measure=tokenish)
+    mem.append("user", "Read both.")
+    parts = [{"type": "tool_call", "id": f"c{k}", "name": "read_file", "arguments": "{}"}
+             for k in range(2)]  # fmt: skip
+    mem.append_message({"role": "assistant", "parts": parts})
+    mem.append_message({"role": "user", "parts": [
+        {"type": "tool_result", "id": f"c{k}", "output": FILE * 3} for k in range(2)]})  # fmt: skip
+    r = mem.compose()
+    assert r["size"] <= 3_000 and sent_size(r, tokenish) <= r["size"]
+    assert [p["id"] for p in r["messages"][-1]["parts"]] == ["c0", "c1"]
+    assert all("characters left out" in p["output"] for p in r["messages"][-1]["parts"])
+    assert r["partial"] == [2]
+    to_anthropic(r, model="claude-sonnet-4-5")
+
+
+def test_a_limit_too_small_for_the_bare_round_sends_it_as_text() -> None:
+    mem = Memory(budget=100, ceiling=1.0)
+    mem.append("user", "Read it.")
+    arguments = json.dumps({"path": "x" * 400})  # arguments are never elided
+    part = {"type": "tool_call", "id": "c1", "name": "read_file", "arguments": arguments}
+    mem.append_message({"role": "assistant", "parts": [part]})
+    result(mem, "c1", FILE)
+    r = mem.compose()
+    assert r["size"] <= 100
     assert not any(p["type"] != "text" for m in r["messages"] for p in m["parts"])

@@ -22,8 +22,10 @@ def test_the_page_has_an_example_per_framework() -> None:
         "pydantic_ai",
         "langgraph",
         "langchain_core",
+        "langchain",
         "google.adk",
         "llama_index",
+        "strands",
     } <= set(needs)
 
 

@@ -45,7 +45,7 @@ def test_every_command_is_a_module_with_main_argv() -> None:
     expected = {
         "locomo", "xquad", "longmemeval", "ablate", "bench-live", "bench-store",
         "bench-concurrency", "query-cost", "fuzz-time", "fuzz-tokens", "time-langs", "semantic",
-        "minilm", "ab-revision",
+        "minilm", "ab-revision", "embed-cache",
     }  # fmt: skip
     assert set(COMMANDS) == expected
     for name, command in COMMANDS.items():
@@ -254,3 +254,18 @@ def test_ab_revision_names_a_bad_revision(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(SystemExit):
         main(["ab-revision", "no-such-rev-123", "--turns", "10"])
     assert "git archive no-such-rev-123" in capsys.readouterr().err
+
+
+def test_embed_cache_says_where_the_data_is_and_lists_what_a_hybrid_run_embeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from eval import embed_cache
+
+    assert embed_cache.main(["locomo", "--data", str(tmp_path / "none.json")]) == 2
+    assert "--data PATH" in capsys.readouterr().err
+    turns = [("user" if i % 2 == 0 else "assistant", f"turn {i} about tea " * 9, "8 May 2023")
+             for i in range(40)]  # fmt: skip
+    texts = embed_cache.texts_of("Who made tea?\nWhen?", turns, [4000, 8000])
+    assert texts[:2] == ["Who made tea?", "When?"]
+    assert len(texts) == len(set(texts)) > 2  # each stretch once, whatever the budgets
+    assert all("turn" in t for t in texts[2:])

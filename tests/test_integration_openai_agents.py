@@ -432,3 +432,50 @@ def test_several_session_objects_on_one_conversation_see_each_others_items(
             assert await b.get_items(limit=2) == said[3:5]
 
     asyncio.run(scenario())
+
+
+def test_compaction_sees_the_retained_history_and_its_output_is_stored(tmp_path: Path) -> None:
+    """The SDK's automatic compaction, on a session whose reads are limited to one item, is
+    given the whole retained history and replaces it, in the store, with what it returned."""
+    from types import SimpleNamespace
+    from unittest.mock import AsyncMock, MagicMock
+
+    from agents.memory import OpenAIResponsesCompactionSession
+
+    summary = {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "summary: the user asked about City0"}]}  # fmt: skip
+    client = MagicMock()
+    client.responses.compact = AsyncMock(return_value=SimpleNamespace(output=[summary]))
+    path = tmp_path / "chats.db"
+    with SQLiteStore(path) as store:
+        backend = ByheartSession(store, "c1", session_settings={"limit": 1})
+        session = OpenAIResponsesCompactionSession(
+            "c1", backend, client=client, compaction_mode="input",
+            should_trigger_compaction=lambda _: True,
+        )  # fmt: skip
+        asyncio.run(drive(session, None, runs=1))
+        client.responses.compact.assert_awaited_once()
+        sent = json.dumps(client.responses.compact.call_args.kwargs["input"])
+        assert question(0) in sent and "call_0" in sent and "it is sunny" in sent
+        assert asyncio.run(backend.get_items(limit=100)) == [summary]
+    with SQLiteStore(path) as store:  # the compacted history is what the store keeps
+        assert asyncio.run(ByheartSession(store, "c1").get_items()) == [summary]
+
+
+def test_a_compaction_snapshot_is_refused_once_the_history_moved_on() -> None:
+    session = ByheartSession(Memory(), "s")
+    items = [{"role": "user", "content": f"m{k}"} for k in range(3)]
+    asyncio.run(session.add_items(items))
+    snapshot = asyncio.run(session._get_compaction_snapshot(2))
+    assert snapshot.items == items[1:] and not snapshot.complete
+    asyncio.run(session.add_items([{"role": "assistant", "content": "later"}]))
+    assert not asyncio.run(snapshot.replace_suffix(0, []))  # the newest items are not those read
+    assert len(asyncio.run(session.get_items())) == 4
+    fresh = asyncio.run(session._get_compaction_snapshot(10))
+    assert fresh.complete
+    done = {"role": "user", "content": "compacted"}
+    assert asyncio.run(fresh.replace_suffix(1, [done]))
+    assert asyncio.run(session.get_items()) == [items[0], done]
+    sent = json.dumps(session.memory.compose("anything")["messages"])
+    assert "compacted" in sent and "m0" in sent
+    assert "m1" not in sent and "later" not in sent  # the replaced items are never sent again

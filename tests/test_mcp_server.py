@@ -112,3 +112,9 @@ def test_remember_without_when_dates_the_turn_with_the_clock(tmp_path: Path) -> 
     assert turns[0]["when"] == "3 December 2026 12:00"
     assert "tomorrow [4 December 2026]" in turns[0]["shown"]
     assert "when" not in turns[1]
+
+
+def test_a_blank_remember_is_named_once(tmp_path: Path) -> None:
+    with SQLiteStore(str(tmp_path / "chats.db")) as store:
+        text, _, error = _tools(store).call("remember", {"conversation": "c", "text": "  \n"})
+    assert error and text == "remember: text is blank; pass the words to remember"

@@ -523,22 +523,27 @@ def test_measure_sets_the_unit_of_the_budget() -> None:
     assert r["chars"] > 40, "chars still counts characters"
 
 
-class ReverseRetriever:
-    """Ranks stretches newest first: a stand-in for any fit/rank retriever."""
+class TopicRetriever:
+    """Ranks the stretches that mention `topic` first: a stand-in for a model that knows
+    "subscription" is about gardening when the words say nothing of it."""
 
-    def fit(self, docs: list[str]) -> ReverseRetriever:
-        self.n = len(docs)
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+
+    def fit(self, docs: list[str]) -> TopicRetriever:
+        self.docs = docs
         return self
 
     def rank(self, query: str) -> list[int]:
-        return list(range(self.n - 1, -1, -1))
+        return [k for k, doc in enumerate(self.docs) if self.topic in doc]
 
 
-def test_custom_retriever_orders_the_selection() -> None:
-    mem = topical_memory(retriever=ReverseRetriever(), stability=0, budget=700)
-    r = mem.compose("pricing euro")
-    assert "music" in "\n".join(texts(r))
-    assert "About pricing" not in "\n".join(texts(r))
+def test_a_custom_retriever_adds_to_the_lexical_ranking_and_never_replaces_it() -> None:
+    plain = "\n".join(texts(topical_memory(stability=0, budget=700).compose("pricing euro")))
+    mem = topical_memory(retriever=TopicRetriever("garden"), stability=0, budget=700)
+    sent = "\n".join(texts(mem.compose("pricing euro")))
+    assert "About pricing" in sent, "the lexical match still leads"
+    assert "About garden" in sent and "About garden" not in plain, "the retriever's pick joins"
 
 
 class ScriptedRetriever:

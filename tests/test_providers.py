@@ -14,6 +14,7 @@ import http.server
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -1076,3 +1077,29 @@ def test_gemini_tool_request_fits_sdk_types(res: dict[str, Any]) -> None:
             if "functionResponse" in raw:
                 assert part.function_response is not None
                 assert part.function_response.name == raw["functionResponse"]["name"]
+
+
+def test_each_adapter_returns_the_shape_its_docs_table_says() -> None:
+    """`to_openai` returns a list and the others a dict to merge (issue 37: the README called
+    both `request`, and a first app indexed the list as a dict)."""
+    from yait_byheart import Memory
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "prompt-cache.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(to_\w+)` \| (a list[^|]*|a dict: ([^|]*))\|", page, re.M)
+    mem = Memory()
+    mem.append("user", "hello")
+    mem.append("assistant", "hi there")
+    result = mem.compose("and now?")
+    adapters = {"to_openai": to_openai, "to_openai_responses": to_openai_responses,
+                "to_anthropic": to_anthropic, "to_gemini": to_gemini}  # fmt: skip
+    assert sorted(name for name, _, _ in rows) == sorted(adapters)
+    for name, shape, keys in rows:
+        out = adapters[name](result, system="S")
+        if shape.startswith("a list"):
+            assert isinstance(out, list), name
+        else:
+            assert isinstance(out, dict), name
+            assert sorted(out) == sorted(re.findall(r"`(\w+)`", keys)), name
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert not re.search(r"request = to_\w+\(", readme)

@@ -154,7 +154,7 @@ def test_numpy_and_pure_python_agree(all_docs: list[str], q: str) -> None:
     pytest.importorskip("numpy")
     fast = Hybrid(FakeEmbed(), numpy=True).fit(all_docs)
     pure = Hybrid(FakeEmbed(), numpy=False).fit(all_docs)
-    a, b = fast.fused(q), pure.fused(q)
+    a, b = fast.similarity(q), pure.similarity(q)
     assert a.keys() == b.keys()
     assert all(math.isclose(a[u], b[u], rel_tol=0, abs_tol=1e-9) for u in a)
 
@@ -164,7 +164,7 @@ def test_numpy_path_survives_removal_and_growth() -> None:
     texts = [f"{WORDS[i % 12]} {WORDS[(i * 5) % 12]} {i}" for i in range(150)]
     fast = Hybrid(FakeEmbed(), numpy=True).fit(texts).remove([3, 70]).add(["oven"], ids=[3])
     pure = Hybrid(FakeEmbed(), numpy=False).fit(texts).remove([3, 70]).add(["oven"], ids=[3])
-    a, b = fast.fused("oven tea"), pure.fused("oven tea")
+    a, b = fast.similarity("oven tea"), pure.similarity("oven tea")
     assert a.keys() == b.keys() and 70 not in a
     assert all(abs(a[u] - b[u]) <= 1e-9 for u in a)
 
@@ -209,10 +209,10 @@ def test_bad_arguments_are_named() -> None:
         Hybrid(FakeEmbed()).add(["a"], ids=[0, 1])
 
 
-def test_weight_zero_ranks_by_bm25_alone_and_embeds_no_query() -> None:
+def test_weight_zero_adds_nothing_and_embeds_no_query() -> None:
     embed = FakeEmbed()
     h = Hybrid(embed, weight=0).fit(["tea rain", "garden", "oven deck", "chess"])
-    assert h.rank("oven") == [2, 1, 3, 0]  # the match, then its neighbours (their shares)
+    assert h.scores("oven") == {}
     assert "oven" not in embed.texts
 
 

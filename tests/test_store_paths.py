@@ -83,3 +83,12 @@ def test_after_a_refusal_a_good_path_still_works(tmp_path: Path) -> None:
         store.open("c").append("user", "kept")
     with SQLiteStore(tmp_path / "missing" / "chats.db") as store:
         assert [t["text"] for t in store.export("c")["turns"]] == ["kept"]
+
+
+def test_a_tilde_is_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An MCP host's config or an .env file passes "~/chats.db" with no shell to expand it."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with SQLiteStore("~/chats.db") as store:
+        store.open("c").append("user", "hello")
+        assert store.path == str(tmp_path / "chats.db")
+    assert (tmp_path / "chats.db").is_file() and not Path("~").exists()

@@ -252,9 +252,11 @@ class Memory:
             The turn's index (0 for the first turn), stable for the Memory's life.
 
         Raises:
-            ValueError: A bad role, kind or `when`, or a `key` already used for another
-                message (both are named); nothing is stored.
+            ValueError: A bad role, kind or `when`, text holding a lone surrogate, or a `key`
+                already used for another message (both are named); nothing is stored.
             TypeError: `text`, `source` or `key` is not a str.
+            yait_byheart.store.StoreError: Bound to a store whose database failed (read-only,
+                full, damaged, locked, connection lost); nothing is stored or held.
         """
         call = "Memory.append"
         if key is not None:
@@ -507,7 +509,10 @@ class Memory:
 
         Returns:
             A `ComposeResult` (see `yait_byheart.protocols`). No compose sends more than
-            `ceiling` x `budget`; a query larger than that alone raises ValueError.
+            `ceiling` x `budget`; a query larger than that alone raises ValueError. Bound to a
+            store that refuses writes (read-only, full), the result is the same and a
+            `yait_byheart.store.SelectionNotSavedWarning` says that the sticky selection, a
+            cache, was not saved.
         """
         call = "Memory.compose"
         checks.query(call, query, external_query)

@@ -68,7 +68,8 @@ class ComposeResult(TypedDict):
         selected: Stretches sent as selected memory.
         of_units: Closed stretches in the conversation ("units" is the old word for them).
         included: Indices of the turns sent, in whole or in part.
-        partial: Those of `included` sent only in part (long turns cut into pieces).
+        partial: Those of `included` sent only in part: long turns cut into pieces, and the
+            turns of an open tool round over the hard limit, sent with their middles elided.
         stable_upto: Index of the last message that repeats on the next call if the
             selection is kept (the cache breakpoint), or -1.
         breakpoints: Up to four message indices worth marking for the provider's cache.
@@ -91,14 +92,17 @@ class ComposeResult(TypedDict):
 
 @runtime_checkable
 class Retriever(Protocol):
-    """The retriever contract: anything that can replace the built-in ranking of stretches.
+    """The retriever contract: a second opinion added to the built-in ranking of stretches.
 
     Pass it as `Memory(retriever=...)`. `fit(docs)` is given every closed stretch's text
     (stretch k is docs[k]), again whenever stretches change unless the retriever is an
     `IncrementalRetriever`; `rank(query)` returns stretch indices best first (indices it
-    omits are treated as irrelevant). Rank r weighs 1 / (`Tuning.rank_offset` + r + 1), by
-    default 1 / (10 + r + 1), in the sticky rules, unless the retriever is a
-    `ScoringRetriever`. Ranking stays deterministic if the retriever is.
+    omits are treated as irrelevant). Its best stretches (as many as the lexical ranking
+    weighs exactly) are fused into byheart's own ranking, which keeps every signal it has
+    (the user's own words, a question's dates, neighbours, the sticky joins): rank r weighs
+    (`Tuning.rank_offset` + 1) / (`Tuning.rank_offset` + r + 1) unless the retriever is a
+    `ScoringRetriever`, and `weight` (an attribute, default 1) weighs it against the lexical
+    ranking. Ranking stays deterministic if the retriever is.
     """
 
     def fit(self, docs: list[str]) -> Any:
@@ -125,10 +129,11 @@ class IncrementalRetriever(Retriever, Protocol):
 
 @runtime_checkable
 class ScoringRetriever(Retriever, Protocol):
-    """A retriever whose scores weigh stretches in the sticky rules instead of their ranks."""
+    """A retriever whose scores, over its best one's, are fused instead of its ranks."""
 
     def scores(self, query: str) -> Mapping[int, float] | Sequence[float]:
-        """Each stretch's score for `query` (higher is better): by index, or a sequence."""
+        """Each stretch's score for `query` (higher is better; 0 or less adds nothing): by
+        index, or a sequence."""
 
 
 class Journal(Protocol):

@@ -19,6 +19,7 @@ from eval.locomo import answer, offline, report, runner
 from eval.locomo.data import ANSWERABLE, load
 from eval.locomo.llm import ChatClient
 from eval.sources import LOCOMO, locomo_missing, missing
+from eval.tunings import tuning_of
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
@@ -73,6 +74,13 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         metavar="module:Class",
         help="also run byheart with this fit/rank retriever (or a registered name: hybrid-minilm)",
+    )
+    p.add_argument(
+        "--tuning",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a yait_byheart.Tuning field for byheart (repeatable), e.g. rank_fusion=1",
     )
     p.add_argument("--no-live", action="store_true", help="skip the live replay")
     p.add_argument("--no-external", action="store_true", help="skip the outside-knowledge run")
@@ -147,7 +155,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     questions = sum(len(c.questions) for c in conversations)
     answerable = sum(q.category in ANSWERABLE for c in conversations for q in c.questions)
     say(f"locomo: {len(conversations)} conversations, {questions} questions from {args.data}")
-    all_specs = runner.specs(args.budgets, args.retriever)  # fails early on a bad --retriever
+    try:
+        tuning = tuning_of(args.tuning)
+    except (TypeError, ValueError) as exc:
+        parser().error(str(exc))
+    # fails early on a bad --retriever
+    all_specs = runner.specs(args.budgets, args.retriever, tuning)
 
     plan = runner.Plan(
         data=args.data,
@@ -156,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         live_budgets=() if args.no_live else tuple(args.live_budgets or args.budgets),
         external_budgets=() if args.no_external else tuple(args.budgets),
         retriever=args.retriever,
+        tuning=tuning,
     )
     t = time.perf_counter()
     done = runner.execute(plan, args.jobs, progress=progress)

@@ -22,10 +22,12 @@ from eval.locomo.systems import BASELINES, Byheart, System, load_retriever
 
 
 def _byheart(
-    budget: int, regime: str, retriever: Callable[[], Any] | None = None, name: str = ""
-) -> Callable[[], System]:
+    budget: int, regime: str, retriever: Callable[[], Any] | None = None, name: str = "",
+    tuning: Any = None,
+) -> Callable[[], System]:  # fmt: skip
     def make() -> System:
-        return Byheart(budget=budget, regime=regime, retriever=retriever, retriever_name=name)
+        return Byheart(budget=budget, regime=regime, retriever=retriever, retriever_name=name,
+                       tuning=tuning)  # fmt: skip
 
     return make
 
@@ -34,8 +36,9 @@ def _baseline(cls: Callable[[int], System], budget: int) -> Callable[[], System]
     return lambda: cls(budget)
 
 
-def specs(budgets: Sequence[int], retriever: str | None) -> list[Spec]:
-    """Every system at every budget; baselines once (stateless: each question selects afresh)."""
+def specs(budgets: Sequence[int], retriever: str | None, tuning: Any = None) -> list[Spec]:
+    """Every system at every budget; baselines once (stateless: each question selects afresh).
+    `tuning` (a `yait_byheart.Tuning`) is byheart's, with or without the retriever."""
     out: list[Spec] = []
     for cls in BASELINES:
         name = cls(1).name
@@ -46,7 +49,9 @@ def specs(budgets: Sequence[int], retriever: str | None) -> list[Spec]:
         variants.append((f"byheart+{short}", loaded, short))
     for name, factory, short in variants:
         for regime in ("fresh", "sticky"):
-            out += [Spec(name, regime, b, _byheart(b, regime, factory, short)) for b in budgets]
+            out += [
+                Spec(name, regime, b, _byheart(b, regime, factory, short, tuning)) for b in budgets
+            ]
     return out
 
 
@@ -58,6 +63,7 @@ class Plan:
     live_budgets: tuple[int, ...]  # empty: no live replay
     external_budgets: tuple[int, ...]  # empty: no outside-knowledge run
     retriever: str | None = None
+    tuning: Any = None  # a yait_byheart.Tuning for byheart, or None for the defaults
 
 
 Task = tuple[str, int, int, str]  # (kind, conversation position, budget, spec key or regime)
@@ -71,7 +77,8 @@ def _setup(plan: Plan) -> None:
     _STATE["pool"] = pool
     _STATE["convs"] = pool[: plan.conversations] if plan.conversations else pool
     _STATE["specs"] = {
-        f"{s.system}|{s.regime}|{s.budget}": s for s in specs(plan.budgets, plan.retriever)
+        f"{s.system}|{s.regime}|{s.budget}": s
+        for s in specs(plan.budgets, plan.retriever, plan.tuning)
     }
 
 
@@ -95,7 +102,7 @@ def tasks(plan: Plan, n_convs: int) -> list[Task]:
     for budget in plan.live_budgets:
         for regime in ("sticky", "fresh"):
             out += [("live", c, budget, regime) for c in range(n_convs)]
-    for spec in specs(plan.budgets, plan.retriever):
+    for spec in specs(plan.budgets, plan.retriever, plan.tuning):
         key = f"{spec.system}|{spec.regime}|{spec.budget}"
         out += [("offline", c, spec.budget, key) for c in range(n_convs)]
     return out
@@ -148,7 +155,7 @@ def execute(plan: Plan, jobs: int = 1, *, progress: bool = True) -> Results:
 
 def _merge(plan: Plan, n_convs: int, done: dict[Task, Any], spent: dict[str, float]) -> Results:
     scored: list[Scored] = []
-    for spec in specs(plan.budgets, plan.retriever):
+    for spec in specs(plan.budgets, plan.retriever, plan.tuning):
         key = f"{spec.system}|{spec.regime}|{spec.budget}"
         for c in range(n_convs):
             scored += done[("offline", c, spec.budget, key)]

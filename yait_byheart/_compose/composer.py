@@ -29,6 +29,7 @@ from .._turns.render import (
 from . import external as _external
 from . import selection as _selection
 from .context import ENTRY, Item, SentContext
+from .elide import fit_round
 
 Result = dict[str, Any]
 
@@ -42,6 +43,7 @@ class Plan:
     # stretch, and the stretches the request being answered spans (an agent's long rounds).
     live: int = 0
     rebuilt: bool = False
+    elided: set[int] = field(default_factory=set)  # turns sent with their middle left out
     counts: Counter[str] = field(default_factory=Counter)
     result: Result = field(default_factory=dict)
 
@@ -313,13 +315,14 @@ class Composer:
 
     def _trimmed(self, plan: Plan, hard: int) -> SentContext:
         """The newest entries that fit `hard`, after a note of what was left out: the newest
-        tool round native (when it fits alone), older entries as text."""
+        tool round native (its long strings elided when it does not fit alone), older
+        entries as text."""
         conv = self.conv
         marker = Item(ENTRY, -1, "user", OMITTED_MARKER, self.measure(OMITTED_MARKER))
         end = len(conv.entries)
         ctx = SentContext(start=end, upto=end)
         room = hard - marker.size
-        round_start, native = self._native_round(plan.live, marker, room)
+        round_start, native = self._native_round(plan, marker, room)
         if native:
             room -= _size(native.items[1:]) + self.measure(TURN_JOIN)
             ctx.hold(native.entries)
@@ -341,24 +344,31 @@ class Composer:
         plan.rebuilt = True
         return ctx
 
-    def _native_round(self, live: int, marker: Item, room: int) -> tuple[int, SentContext | None]:
+    def _native_round(self, plan: Plan, marker: Item, room: int) -> tuple[int, SentContext | None]:
         """The newest tool round (from the call the last result answers to the end) sent
-        natively after `marker`, if the last turn is a result and the round fits `room`;
-        and where the entries left for text end."""
+        natively after `marker`, if the last turn is a result; its outputs and texts elided
+        (the turns named in `plan.elided`) when the round alone is over `room`. Also where
+        the entries left for text end."""
         conv = self.conv
         end = len(conv.entries)
         last = conv.turns[conv.entries[-1].turn] if end else None
         results = [p for p in last.tools if p["type"] == "tool_result"] if last else []
         call_turn = conv.calls.get(results[-1]["id"]) if results else None
-        if call_turn is None or conv.first_entry[call_turn] < live:
+        if call_turn is None or conv.first_entry[call_turn] < plan.live:
             return end, None
         start = conv.first_entry[call_turn]
         probe = SentContext(start=start, upto=start, items=[marker])
         for i in range(start, end):
             probe.add_entry(conv, i, end, whole=True)
-        size = _size(probe.items[1:])
-        if size + self.measure(TURN_JOIN) > room or not probe.native_calls:
+        if not probe.native_calls:
             return end, None
+        fits = room - self.measure(TURN_JOIN)
+        if _size(probe.items[1:]) > fits:
+            cut = fit_round(probe.items[1:], fits, self.measure)
+            if cut is None:
+                return end, None
+            probe.replace_items([marker, *cut[0]])
+            plan.elided = {conv.entries[i].turn for i in cut[1]}
         return start, probe
 
     # -- outside material and the result -------------------------------------------------
@@ -395,6 +405,8 @@ class Composer:
         passthrough = ctx.start == 0 and not ctx.stretches and not trimmed
         plan.counts["passthrough" if passthrough else "assembled"] += 1
         included, partial = _included(self.conv, ctx, tail)
+        if plan.elided:
+            partial = sorted(plan.elided.union(partial))
         sizes = ctx.size + _size(tail)
         return {
             "messages": messages,

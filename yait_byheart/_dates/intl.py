@@ -298,17 +298,27 @@ def _english(g: dict[str, str], text: str, start: int, anchor: date) -> str | No
     if "holiday" in g:
         month, day = en.HOLIDAYS[g["holiday"].replace("\u2019", "'")]
         return C.holiday(anchor, month, day, en.DIRS[g["edir"]])
+    if "onhol" in g:  # "on Valentine's day" told in the past: the one just gone
+        if not _told_in_the_past(text, start):
+            return None
+        month, day = en.HOLIDAYS[g["onhol"].lower().replace("\u2019", "'")]
+        return C.holiday(anchor, month, day, -1)
     return _over_the_weekend(text, start, anchor)
 
 
-def _over_the_weekend(text: str, start: int, anchor: date) -> str | None:
-    """ "over the weekend" in a past-tense sentence: the weekend just gone."""
+def _told_in_the_past(text: str, start: int) -> bool:
+    """Whether the sentence around `start` speaks of the past and not of a coming time."""
     window = text[max(0, start - _SENTENCE_WINDOW) : start + _SENTENCE_WINDOW].lower()
     cut = min(start, _SENTENCE_WINDOW)
     lo = max(window.rfind(c, 0, cut) for c in ".!?\n") + 1
     ends = [i for i in (window.find(c, cut) for c in ".!?\n") if i >= 0]
     sentence = window[lo : min(ends, default=len(window))]
-    if en.FUTURE_SENTENCE.search(sentence) or not en.PAST_SENTENCE.search(sentence):
+    return not en.FUTURE_SENTENCE.search(sentence) and bool(en.PAST_SENTENCE.search(sentence))
+
+
+def _over_the_weekend(text: str, start: int, anchor: date) -> str | None:
+    """ "over the weekend" in a past-tense sentence: the weekend just gone."""
+    if not _told_in_the_past(text, start):
         return None
     saturday = C.last_weekday(anchor + timedelta(days=1), 5)
     if saturday == anchor:

@@ -5,7 +5,8 @@ by the next one (indexing at append made that append the median one, docs/benchm
 "Speed"). A second index holds only the user's words of each stretch, for questions about what
 the user said (`ranking.asked_speaker`; docs/benchmarks.md, "LongMemEval"). A custom
 retriever is fitted once; one with `add` then gets only new stretches, one
-with `remove` follows redactions, any other is fitted again after a change.
+with `remove` follows redactions, any other is fitted again after a change. Its signal is
+fused into the lexical ranking (`ranking.fused`), never put in its place.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from .._dates.spans import annotated_spans, without_annotations
 from .._text.tokens import Tokenizer
 from .._turns.conversation import Conversation
 from .._turns.settings import Tuning
+from . import fusion, snapshot
 from . import ranking as _ranking
-from . import snapshot
 from .bm25 import Index
+from .checked import checked_rank, checked_scores
 
 
 class Ranker:
@@ -104,13 +106,13 @@ class Ranker:
         n = len(self.conv.starts)
         if n == 0:
             return iter(())
-        if self.retriever is not None:
-            return self._retrieved(query, n)
         index = self.index_for(query)
         spans = [(a.toordinal(), b.toordinal()) for a, b in annotated_spans(query)]
+        other = None if self.retriever is None else self._retrieved(query, n, index)
         return _ranking.bm25_ranked(
             index, self.terms(query), n, self.exact_k(), self.tuning, self.conv.dated,
             _ranking.asks_when(query), self._in_spans(spans, n) if spans else None,
+            other, float(getattr(self.retriever, "weight", 1.0)),
         )  # fmt: skip
 
     def index_for(self, query: str) -> Index:
@@ -125,8 +127,6 @@ class Ranker:
         in `held` holds, the first stretch that holds it: what a kept context must add so no
         part of a question goes unanswered ("When does our flight leave, and which hotel did
         we book?")."""
-        if self.retriever is not None:
-            return []
         index = self.index_for(query)
         terms = _ranking.query_terms(index, self.terms(query), self.tuning)
         out: list[int] = []
@@ -163,12 +163,22 @@ class Ranker:
         ]
         return (min(ordinals), max(ordinals)) if ordinals else (1, 0)
 
-    def _retrieved(self, query: str, n: int) -> Iterator[tuple[int, float]]:
+    def _retrieved(self, query: str, n: int, index: Index) -> dict[int, float]:
+        """The retriever's `exact_k` best stretches, scaled so the best weighs 1: by its
+        scores, or by rank. Under a question about one speaker's words (`index` holds only
+        theirs), a stretch without them is no evidence, as in the lexical ranking."""
         self._feed(n)
-        scores = getattr(self.retriever, "scores", None)
+        words = without_annotations(query)  # its dates are read as days, not as words
+        retriever = self.retriever
+        scores = getattr(retriever, "scores", None)
         if callable(scores):
-            return _ranking.scored_ranked(scores(query), n, self.tuning)
-        return _ranking.rank_weighted(self.retriever.rank(query), n, self.tuning)
+            found = checked_scores(scores(words), n, retriever)
+        else:
+            order = checked_rank(retriever.rank(words), n, retriever)
+            found = fusion.rank_scaled(order, self.tuning.rank_offset)
+        if len(index) < n:
+            found = {u: s for u, s in found.items() if u in index}
+        return fusion.max_scaled(fusion.best(found, self.exact_k()))
 
     def _feed(self, n: int) -> None:
         retriever, conv = self.retriever, self.conv

@@ -1,9 +1,9 @@
 """Ranking closed stretches for a query, in small named steps.
 
 The built-in ranking: BM25 over each stretch (`bm25.Index.head`), plus a share of its
-neighbours' scores (`neighbour_shares`), dated stretches boosted for "when" questions, then
-zero-score stretches newest first as a recency top-up. A custom retriever replaces the first
-three steps; one with `scores` gives weights, one with only `rank` gives rank weights.
+neighbours' scores (`neighbour_shares`), a custom retriever's signal fused in (`fusion`),
+dated stretches boosted for "when" questions, then zero-score stretches newest first as a
+recency top-up. A retriever adds to the lexical ranking and never replaces it.
 
 A stretch's neighbours are evidence for it, as a passage's surrounding text is in passage
 retrieval (J. P. Callan, "Passage-level evidence in document retrieval", SIGIR 1994). The
@@ -17,11 +17,12 @@ Report", 1999). Measured: docs/benchmarks.md, "Retrieval ablations".
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .._turns.patterns import ASKS_OWN_WORDS, ASKS_REPLIES, WHEN_QUESTION
 from .._turns.settings import Tuning
+from . import fusion
 from .bm25 import Index
 
 Head = list[tuple[float, int]]
@@ -130,50 +131,57 @@ def recency_fill(scored: Mapping[int, Any], n: int, scan: int) -> Iterator[tuple
             found += 1
 
 
+def fused(head: Head, other: Mapping[int, float], weight: float, rrf: bool) -> tuple[Head, float]:
+    """The lexical head and a retriever's scaled scores as one head (CombSUM, or reciprocal
+    rank fusion with `rrf`), and what a lexical score outside the head is multiplied by to
+    stay on the fused scale below it.
+
+    >>> fused([(4.0, 0), (2.0, 1)], {2: 1.0}, 0.5, False)
+    ([(1.0, 0), (0.5, 2), (0.5, 1)], 0.25)
+    """
+    lexical = {u: s for s, u in head}
+    top = max(lexical.values(), default=0.0)
+    if rrf:
+        scores = fusion.reciprocal_rank_fusion(lexical, other, weight)
+        scale = 1 / (top * (fusion.RRF_K + len(lexical) + 1)) if top > 0 else 0.0
+    else:
+        scores = fusion.comb_sum(lexical, other, weight)
+        scale = 1 / top if top > 0 else 0.0
+    return sorted(((s, u) for u, s in scores.items()), reverse=True), scale
+
+
 def bm25_ranked(
     index: Index, terms: list[str], n: int, k: int, tuning: Tuning, dated: Callable[[int], bool],
     when: bool, said_then: Callable[[int], bool] | None = None,
+    other: Mapping[int, float] | None = None, weight: float = 1.0,
 ) -> Iterator[tuple[int, float]]:  # fmt: skip
     """The built-in ranking: the k best exactly, the next k by lower bound, then recency.
 
     `said_then` marks the stretches said on the days a question names ("last weekend",
     resolved against its date): they are boosted like dated stretches for "when" questions,
-    and the rest of them come before the recency top-up.
+    and the rest of them come before the recency top-up. `other` is a retriever's scores
+    (scaled, the best 1), fused into the head with `weight` (see `fused`).
     """
     terms = query_terms(index, terms, tuning)
     head, scores, complete = index.head(terms, k)
     if tuning.context_weight > 0 and tuning.context_width > 0 and scores:
         head = with_neighbours(index, terms, head, scores, n, k, tuning, complete)
+    scale = 1.0
+    if other:
+        head, scale = fused(head, other, weight, tuning.rank_fusion)
     if tuning.date_boost > 0 and when:
         head = date_boosted(head, dated, tuning.date_boost)
     if tuning.date_boost > 0 and said_then is not None:
         head = date_boosted(head, said_then, tuning.date_boost)
+    if other:  # the head holds stretches the lexical scores lack: they count as scored
+        scores = {**scores, **{u: 0.0 for _, u in head if u not in scores}}
     yield from ((u, score) for score, u in head)
     if len(head) < len(scores):  # rarely reached: the head usually fills the room
         seen = {u for _, u in head}
-        rest = ((s, u) for u, s in scores.items() if u not in seen)
+        rest = ((s * scale, u) for u, s in scores.items() if u not in seen)
         yield from ((u, score) for score, u in heapq.nlargest(k, rest))
     if said_then is not None:
         then = [u for u in range(n - 1, -1, -1) if u not in scores and said_then(u)]
         yield from ((u, 0.0) for u in then[: tuning.recency_fill_scan])
         scores = {**scores, **dict.fromkeys(then, 0.0)}
     yield from recency_fill(scores, n, tuning.recency_fill_scan)
-
-
-def scored_ranked(
-    found: Mapping[int, float] | Sequence[float], n: int, tuning: Tuning
-) -> Iterator[tuple[int, float]]:
-    """A scoring retriever's stretches best first (ties to the newer), then recency."""
-    pairs = found.items() if isinstance(found, Mapping) else enumerate(found)
-    positive = {u: float(s) for u, s in pairs if 0 <= u < n and s > 0}
-    for score, uid in sorted(((s, u) for u, s in positive.items()), reverse=True):
-        yield uid, score
-    yield from recency_fill(positive, n, tuning.recency_fill_scan)
-
-
-def rank_weighted(order: Sequence[int], n: int, tuning: Tuning) -> Iterator[tuple[int, float]]:
-    """A rank-only retriever's order: rank r weighs 1 / (rank_offset + r + 1), the shape of
-    reciprocal rank fusion (Cormack, Clarke and Buettcher, SIGIR 2009)."""
-    valid = (u for u in order if 0 <= u < n)
-    for r, uid in enumerate(valid):
-        yield uid, 1.0 / (tuning.rank_offset + r + 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime
 from typing import Any
 
@@ -17,6 +18,20 @@ def check_date_order(call: str, order: object) -> str | None:
             "'mdy' (May 8) or None (such a when is refused)"
         )
     return order
+
+
+def check_encodable(call: str, what: str, text: str) -> None:
+    """Refuse `text` holding a lone surrogate ("\\ud800"): a valid str, but not Unicode text,
+    so no store can keep it and no provider accepts it.  Refused here, at the call, so that a
+    Memory bound to a store and one that is not give the same error and store nothing."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{call}: {what} holds a lone surrogate ({text[exc.start]!r} at character "
+            f"{exc.start}), which is not Unicode text and cannot be stored or sent; nothing was "
+            f"stored; decode the input with errors='replace' (or fix it) and call again"
+        ) from None
 
 
 def when_label(call: str, when: object) -> str:
@@ -47,6 +62,12 @@ def make_turn(
     if not isinstance(source, str):
         raise TypeError(f"{call}: source must be a str, got {type(source).__name__}")
     label = when_label(call, when)
+    check_encodable(call, "text", text)
+    check_encodable(call, "source", source)
+    check_encodable(call, "when", label)
+    if tools or item is not None:  # rare: checked as the JSON they are stored as
+        data = json.dumps([[dict(p) for p in tools], item], ensure_ascii=False, default=repr)
+        check_encodable(call, "the message's tool parts or item", data)
     shown = text
     if resolve and label:
         anchor = parse_when(when, order)  # type: ignore[arg-type]

@@ -51,7 +51,11 @@ class Tuning:
     strong_join: float = 0.75
     """A missing stretch scoring this share of the best always joins ("Live replay")."""
     rank_offset: int = 10
-    """A custom retriever's rank r weighs 1 / (rank_offset + r + 1) ("A custom retriever")."""
+    """A rank-only retriever's rank r weighs (rank_offset + 1) / (rank_offset + r + 1) before
+    it is fused ("A custom retriever")."""
+    rank_fusion: bool = False
+    """Fuse a retriever's signal by reciprocal rank instead of CombSUM (docs/semantic.md,
+    "Fusion")."""
     recency_fill_scan: int = 200
     """Zero-score stretches (newest first) that may top up a selection."""
     misfits: int = 32

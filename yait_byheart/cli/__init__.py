@@ -1,10 +1,11 @@
 """The ``byheart`` command line (also ``python -m yait_byheart``).
 
 Exit codes: 0 done; 1 not found (conversation, user, store file), the operation failed, or a
-stored row is damaged (``check`` found one; others name it: ``repair`` sets it aside); 2 usage
-error (bad arguments); 3 the store cannot be opened (not a byheart store, newer schema, no
-database driver or connection); 130 interrupted.  A reader that stops early (``| head``,
-``| grep -q``) is not an error: the command ends quietly with 0.
+stored row is damaged (``check`` found one, or a damaged file; others name it: ``repair`` sets
+a row aside); 2 usage error (bad arguments); 3 the store cannot be opened or used (not a
+byheart store, newer schema, no database driver or connection, a damaged file, read-only,
+full, locked past its timeout, the connection lost); 130 interrupted.  A reader that stops
+early (``| head``, ``| grep -q``) is not an error: the command ends quietly with 0.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         prog=prog,
         description="byheart: verbatim conversation memory. Inspect stores, run the MCP server.",
         epilog="exit codes: 0 done, 1 not found, failed or damaged, 2 usage, 3 store cannot be "
-        "opened",
+        "opened or used",
     )
     parser.add_argument("--version", action="version", version=f"yait-byheart {__version__}")
     parser.add_argument("--store", metavar="PATH", help="as each subcommand's --store")
@@ -115,7 +116,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "byheart") -> int:
         prog: The program name shown in usage and error lines (default "byheart").
 
     Returns:
-        The exit code: 0 done, 1 not found or failed, 3 the store cannot be opened, 130
+        The exit code: 0 done, 1 not found or failed, 3 the store cannot be opened or used, 130
         interrupted. A usage error raises SystemExit(2) from argparse instead.
     """
     args = build_parser(prog).parse_args(argv)  # exits 2 on a usage error

@@ -11,17 +11,25 @@ from collections.abc import Callable
 from typing import Any
 
 from ..providers._show import messages_text, summary_line, turns_text
-from ..store import Damage, DamagedRowError, StoreConflictError, UnknownConversationError
+from ..store import (
+    Damage,
+    DamagedRowError,
+    StoreConflictError,
+    StoreError,
+    UnknownConversationError,
+)
 from ._demo import demo
 from ._io import (
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_STORE,
     EXIT_USAGE,
     CliError,
     Progress,
     Store,
     open_store,
     read_bytes,
+    shown_id,
     store_location,
     write_text,
 )
@@ -54,7 +62,8 @@ def run_conversations(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(names)
     elif names:
-        print("\n".join(names))
+        # One id per line: an id holding a line break or a control character is escaped.
+        print("\n".join(shown_id(name) for name in names))
     return EXIT_OK
 
 
@@ -153,19 +162,33 @@ def run_stats(args: argparse.Namespace) -> int:
 
 def _damage_line(damage: Damage) -> str:
     where = damage.table if damage.row is None else f"{damage.table} row {damage.row}"
+    if not damage.conversation:
+        return f"{where}: {damage.problem}"
     return f"{damage.conversation!r}: {where}: {damage.problem}"
+
+
+def _check_summary(found: list[Damage], location: str) -> str:
+    """What to do about the damage `check` found."""
+    if any(d.table == "file" for d in found):
+        # A damaged file is past what `repair` does (set rows aside): its pages are broken.
+        return (
+            f"the database file is damaged; `repair` cannot mend a file: restore a backup, or "
+            f"copy out what SQLite can read: sqlite3 {shlex.quote(location)} .recover "
+            f"| sqlite3 recovered.db"
+        )
+    rows = f"{len(found)} damaged row{'s' if len(found) != 1 else ''}"
+    return f"{rows}; `repair` sets them aside (kept) so their conversations open"
 
 
 def run_check(args: argparse.Namespace) -> int:
     with _store(args) as store:
         found = store.check()
-        checked = len(store.conversations())
+        checked = None if found else len(store.conversations())
     if args.json:
         _print_json([d._asdict() for d in found])
     elif found:
         print("\n".join(_damage_line(d) for d in found))
-        print(f"{len(found)} damaged row{'s' if len(found) != 1 else ''}; `repair` sets them "
-              f"aside (kept) so their conversations open")  # fmt: skip
+        print(_check_summary(found, store_location(args)))
     else:
         print(f"no damaged rows in {checked} conversation{'s' if checked != 1 else ''}")
     return EXIT_FAILED if found else EXIT_OK
@@ -194,6 +217,8 @@ def _failing_cleanly(run: Command) -> Command:
             return run(args)
         except (StoreConflictError, DamagedRowError) as exc:
             raise CliError(str(exc), EXIT_FAILED) from None
+        except StoreError as exc:  # the database failed: damaged, read-only, full, locked, lost
+            raise CliError(str(exc), EXIT_STORE) from None
         except UnknownConversationError:
             # The store's message names its Python call; a shell user needs the command.
             where = shlex.quote(store_location(args))

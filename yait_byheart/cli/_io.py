@@ -9,7 +9,7 @@ import sys
 import time
 from typing import TextIO
 
-from ..store import PostgresStore, SQLiteStore
+from ..store import PostgresStore, SQLiteStore, StoreError
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # not found, or the operation failed
@@ -27,6 +27,12 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
         super().__init__(message)
         self.code = code
+
+
+def shown_id(name: str) -> str:
+    """An id as plain output prints it, one per line: as is when printable, else quoted and
+    escaped as a Python string (a line break would print one id as two; ``--json`` is exact)."""
+    return name if name.isprintable() else repr(name)
 
 
 def store_location(args: argparse.Namespace) -> str:
@@ -47,7 +53,7 @@ def open_store(location: str, *, create: bool) -> Store:
     if location.startswith(_DSN_PREFIXES):
         try:
             return PostgresStore(location)
-        except ImportError as exc:
+        except (ImportError, StoreError) as exc:
             raise CliError(str(exc), EXIT_STORE) from None
         except Exception as exc:  # psycopg's connection errors; psycopg is optional
             raise CliError(f"cannot open the PostgreSQL store: {exc}", EXIT_STORE) from None
@@ -55,7 +61,7 @@ def open_store(location: str, *, create: bool) -> Store:
         raise CliError(f"no store at {location!r} (nothing was created); check the path")
     try:
         return SQLiteStore(location)
-    except (ValueError, TypeError, OSError, sqlite3.Error) as exc:
+    except (ValueError, TypeError, OSError, sqlite3.Error, StoreError) as exc:
         raise CliError(str(exc), EXIT_STORE) from None
 
 

@@ -9,6 +9,10 @@
   ``{"llm_input_messages": [...]}``, the shape LangGraph's ``create_react_agent`` takes as
   ``pre_model_hook``. Tool calls and their tool messages stay together; system messages of
   the input lead the output.
+- ``ByheartMiddleware(memory_or_history)`` is a LangChain v1 ``AgentMiddleware`` for
+  ``langchain.agents.create_agent(..., middleware=[...])``: each model call is sent
+  ``Memory.compose()`` (``wrap_model_call`` / ``awrap_model_call``) while the agent's state
+  keeps every message; messages are filed by id, as the trimmer does.
 
 LangChain is imported when a name of this module is first used (``pip install
 '.[langchain]'``). See docs/agents.md.
@@ -32,13 +36,15 @@ from ._common import (
     file_items,
     open_memory,
     stored_items,
+    stored_messages,
 )
 
-# ByheartChatMessageHistory is made by the module __getattr__ below, on first use.
-__all__ = ["ByheartChatMessageHistory", "byheart_trimmer"]  # noqa: F822
+# ByheartChatMessageHistory and ByheartMiddleware are made by the module __getattr__ below,
+# on first use (they subclass LangChain's classes).
+__all__ = ["ByheartChatMessageHistory", "ByheartMiddleware", "byheart_trimmer"]  # noqa: F822
 
 _LOCK = threading.Lock()
-_MADE: dict[str, Any] = {}  # the history class, made once on first use (it subclasses LangChain's)
+_MADE: dict[str, Any] = {}  # the classes that subclass LangChain's, made once on first use
 TAG = "langchain"
 """The key of a turn's ``item`` under which the history keeps the messages it filed."""
 CALL = "ByheartChatMessageHistory()"
@@ -244,28 +250,85 @@ def _make_history_class() -> type:
     return ByheartChatMessageHistory
 
 
+def _make_middleware_class() -> type:
+    # The ignores hold only where langchain is absent (CI's dev extra installs it).
+    from langchain.agents.middleware import (  # type: ignore[import-not-found,unused-ignore]
+        AgentMiddleware,
+    )
+
+    class ByheartMiddleware(AgentMiddleware):  # type: ignore[misc,unused-ignore]
+        """A LangChain v1 agent middleware sending each model call ``Memory.compose()``.
+
+        Args:
+            memory_or_history: A [`Memory`][yait_byheart.Memory] (the middleware files each
+                message of the agent's state it has not filed, by message id, before each
+                model call and after it; a Memory opened from a store knows the ids it holds,
+                so a reopened conversation files nothing twice) or a
+                ``ByheartChatMessageHistory`` (which files; the middleware only composes).
+
+        ``create_agent(model, tools, middleware=[ByheartMiddleware(memory)])``: the model gets
+        the composed selection (tool calls with their tool messages, the newest round last),
+        the agent's state keeps every message. ``last_result`` is the latest compose result.
+        """
+
+        def __init__(self, memory_or_history: Any) -> None:
+            super().__init__()
+            self._trimmer = _trimmer_of(memory_or_history, "ByheartMiddleware")
+
+        @property
+        def last_result(self) -> Any:
+            """The latest ``Memory.compose`` result sent (log its ``size``, ``stable_upto``)."""
+            return self._trimmer.last_result
+
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            return handler(request.override(messages=self._trimmer.compose(request.messages)))
+
+        async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+            composed = await asyncio.to_thread(self._trimmer.compose, request.messages)
+            return await handler(request.override(messages=composed))
+
+        def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+            # The model's answer is filed at once, so a store holds a run's last answer too.
+            self._trimmer.file_all(state["messages"])
+            return None
+
+        async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+            await asyncio.to_thread(self._trimmer.file_all, state["messages"])
+            return None
+
+    return ByheartMiddleware
+
+
+_MAKERS = {
+    "ByheartChatMessageHistory": _make_history_class,
+    "ByheartMiddleware": _make_middleware_class,
+}
+
+
 def __getattr__(name: str) -> Any:
-    # The history class subclasses LangChain's, so it is made when first asked for.
-    if name != "ByheartChatMessageHistory":
+    # These classes subclass LangChain's, so they are made when first asked for.
+    if name not in _MAKERS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     with _LOCK:
         if name not in _MADE:
-            _MADE[name] = _make_history_class()
+            _MADE[name] = _MAKERS[name]()
         return _MADE[name]
 
 
 class _Trimmer:
-    """What ``byheart_trimmer`` runs: file unseen messages, then compose."""
+    """What ``byheart_trimmer`` and ``ByheartMiddleware`` run: file unseen messages, compose."""
 
     def __init__(self, source: Any, files: bool) -> None:
         self.source = source  # the Memory, or the history whose Memory may be replaced on clear
         self.files = files  # False when a ByheartChatMessageHistory files the messages
         self.lock = threading.Lock()
-        self.seen: set[str] = set()
+        self.seen: set[str] | None = None  # the ids filed: read from the Memory on first use
         self.held: list[Any] = []
         self.last_result: Any = None
 
     def file(self, messages: Sequence[Any]) -> None:
+        if self.seen is None:
+            self.seen = _filed_ids(self.source)
         fresh = []
         for m in messages:
             # By id (LangGraph gives every message one); an id-less message by the object
@@ -280,17 +343,50 @@ class _Trimmer:
             dumped = [_dump(m, "byheart_trimmer") for m in fresh]
             file_items(self.source, fresh, _parts, dumped, TAG, "byheart_trimmer")
 
-    def __call__(self, value: Any) -> Any:
-        state = isinstance(value, dict)
-        messages = value["messages"] if state else value
+    def file_all(self, messages: Sequence[Any]) -> None:
+        """File what is new in ``messages`` (when this trimmer files at all)."""
+        if self.files:
+            with self.lock:
+                self.file(messages)
+
+    def compose(self, messages: Sequence[Any]) -> list[Any]:
+        """File what is new in ``messages``, then the composed messages, led by the first
+        system message of ``messages`` if there is one."""
         with self.lock:
             if self.files:
                 self.file(messages)
             memory = self.source if self.files else self.source.memory
             self.last_result = memory.compose()
             head = [m for m in messages if getattr(m, "type", "") == "system"][:1]
-            out = _to_langchain(self.last_result, head)
+            return _to_langchain(self.last_result, head)
+
+    def __call__(self, value: Any) -> Any:
+        state = isinstance(value, dict)
+        out = self.compose(value["messages"] if state else value)
         return {"llm_input_messages": out} if state else out
+
+
+def _filed_ids(memory: Memory) -> set[str]:
+    """The ids of the messages ``memory``'s turns hold as filed here (a reopened store)."""
+    ids: set[str] = set()
+    for message in stored_messages(memory):
+        kept = message.get("item") if message is not None else None
+        for raw in kept.get(TAG, ()) if isinstance(kept, dict) else ():
+            data = raw.get("data") if isinstance(raw, dict) else None
+            if isinstance(data, dict) and isinstance(data.get("id"), str):
+                ids.add(data["id"])
+    return ids
+
+
+def _trimmer_of(memory_or_history: Any, call: str) -> _Trimmer:
+    if isinstance(memory_or_history, Memory):
+        return _Trimmer(memory_or_history, files=True)
+    if isinstance(getattr(memory_or_history, "memory", None), Memory):
+        return _Trimmer(memory_or_history, files=False)
+    raise TypeError(
+        f"{call}(memory_or_history): pass a yait_byheart.Memory or a "
+        f"ByheartChatMessageHistory, got {type(memory_or_history).__name__}"
+    )
 
 
 def byheart_trimmer(memory_or_history: Any) -> Any:
@@ -309,15 +405,7 @@ def byheart_trimmer(memory_or_history: Any) -> Any:
     """
     from langchain_core.runnables import RunnableLambda
 
-    if isinstance(memory_or_history, Memory):
-        trimmer = _Trimmer(memory_or_history, files=True)
-    elif isinstance(getattr(memory_or_history, "memory", None), Memory):
-        trimmer = _Trimmer(memory_or_history, files=False)
-    else:
-        raise TypeError(
-            "byheart_trimmer(memory_or_history): pass a yait_byheart.Memory or a "
-            f"ByheartChatMessageHistory, got {type(memory_or_history).__name__}"
-        )
+    trimmer = _trimmer_of(memory_or_history, "byheart_trimmer")
     runnable = RunnableLambda(trimmer, name="byheart_trimmer")
     runnable.trimmer = trimmer  # type: ignore[attr-defined]
     return runnable

@@ -19,7 +19,7 @@ import asyncio
 import copy
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..providers import to_openai_responses
@@ -245,6 +245,63 @@ class ByheartSession:
             self._items, self._turn = [], []
             self._composed = []
 
+    # -- compaction ------------------------------------------------------------------------
+
+    async def _get_compaction_snapshot(
+        self, limit: int, *, prune_prefix: Callable[[Item], bool] | None = None
+    ) -> Any:
+        """The SDK's compaction hook (``OpenAIResponsesCompactionSession`` and the encrypted
+        session look it up on the session they wrap, as on its own SQLite, SQLAlchemy and
+        async SQLite sessions): the latest ``limit`` items whatever ``session_settings.limit``
+        says, whether they are all, and a ``replace_suffix(start, output)`` that swaps the
+        items from ``start`` on for the compacted ``output`` if they are still the newest.
+
+        It is private to the SDK (no public hook lets a session hand compaction its retained
+        history); None, so compaction skips as for any other session, where it has gone."""
+        try:
+            from agents.memory.session import _await_mutation, _CompactionSnapshot
+        except ImportError:  # a version without the hook: compaction treats us as before
+            return None
+        items = await asyncio.to_thread(self._get, None)
+        window = items[-limit:] if limit > 0 else []
+
+        async def replace_suffix(start: int, output: list[Item]) -> bool:
+            expected = window[start:]
+            fresh = [_as_json(item, "ByheartSession compaction") for item in output]
+            return bool(
+                await _await_mutation(
+                    asyncio.to_thread(self._replace_suffix, expected, fresh, prune_prefix)
+                )
+            )
+
+        make: Any = _CompactionSnapshot  # its items are the SDK's typed dicts; ours are plain
+        return make(window, len(window) == len(items), replace_suffix)
+
+    def _replace_suffix(
+        self, expected: list[Item], output: list[Item], prune: Callable[[Item], bool] | None
+    ) -> bool:
+        """Redact the turns holding ``expected`` (the newest items, unchanged since read) and
+        the oldest items ``prune`` calls expired, then file ``output``; live items sharing a
+        redacted turn with the suffix are filed again first."""
+        with self._lock:
+            self._follow()
+            n = len(expected)
+            if not n or len(self._items) < n or self._items[-n:] != expected:
+                return False
+            cut = len(self._items) - n
+            gone = set(self._turn[cut:])
+            end = _expired(self._items[:cut], self._turn, gone, prune)
+            again = [self._items[k] for k in range(end, cut) if self._turn[k] in gone]
+            for turn in sorted(gone.union(self._turn[:end])):
+                self.memory.redact(turn)
+            new = again + output
+            if new:
+                call = "ByheartSession compaction"
+                file_items(self.memory, new, _parts, copy.deepcopy(new), TAG, call)
+            self._items, self._turn = stored_items(self.memory, TAG, dict, _items_of)
+            self._composed = []
+            return True
+
     # -- composing the input -------------------------------------------------------------
 
     def session_input_callback(self, history: list[Item], new_input: list[Item]) -> list[Item]:
@@ -266,6 +323,20 @@ class ByheartSession:
                 _drop_query(items, query)
             self._composed = [_key(i) for i in items]
         return [*items, *new_input]
+
+
+def _expired(
+    before: list[Item], turns: list[int], gone: set[int], prune: Callable[[Item], bool] | None
+) -> int:
+    """How many of the oldest items ``prune`` calls expired (in a row), less those of a
+    turn that also holds a live item and is kept (a turn is redacted whole)."""
+    end = 0
+    while prune is not None and end < len(before) and prune(before[end]):
+        end += 1
+    if 0 < end < len(before) and turns[end] not in gone:
+        while end and turns[end - 1] == turns[end]:
+            end -= 1
+    return end
 
 
 def _drop_query(items: list[Item], query: str) -> None:

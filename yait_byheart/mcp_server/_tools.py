@@ -22,6 +22,7 @@ from ..store import (
     PostgresStore,
     SQLiteStore,
     StoreConflictError,
+    StoreError,
     UnknownConversationError,
 )
 from ._argcheck import problems
@@ -129,8 +130,12 @@ class Tools:
             )
         except (ValueError, TypeError, IndexError, KeyError, StoreConflictError) as exc:
             return f"{name}: {exc}", {}, True
-        except (sqlite3.Error, OSError) as exc:  # e.g. locked past the timeout by another writer
-            return f"{name}: the store failed ({exc}); nothing was changed, try again", {}, True
+        except StoreError as exc:
+            # Its message says what is wrong and whether trying again can help (exc.retry):
+            # a lock or a lost connection, yes; a read-only, full or damaged store, no.
+            return f"{name}: {exc}", {}, True
+        except (sqlite3.Error, OSError) as exc:  # past what the store names: do not guess
+            return f"{name}: the store failed ({exc}); nothing was changed", {}, True
         raise AssertionError("unreachable")
 
     def _memory(self, conversation: str, *, create: bool, user: str | None = None) -> Memory:
@@ -149,7 +154,7 @@ class Tools:
         conversation, user = args["conversation"], args.get("user")
         role, words = args.get("role", "user"), args["text"]
         if not words.strip():  # a model's empty call is a mistake to tell it about
-            raise ValueError("remember: text is blank; pass the words to remember")
+            raise ValueError("text is blank; pass the words to remember")
         when: str | datetime = args["when"] if "when" in args else self.clock()
         try:
             mem = self._memory(conversation, create=False, user=user)

@@ -1,35 +1,23 @@
-"""`Hybrid`: byheart's own BM25 ranking fused with an embedding model's cosine similarity.
+"""`Hybrid`: an embedding model's similarity, added to byheart's own ranking.
 
-Score fusion is CombSUM, the sum of each system's normalised scores (E. A. Fox and J. A. Shaw,
-"Combination of multiple searches", TREC-2, 1994), the dense part weighted. Measured:
-docs/benchmarks.md, "Semantic retrieval".
+Memory fuses it with its lexical ranking (the user-words index, date spans, neighbours,
+sticky joins all kept): see `yait_byheart._retrieval.fusion` and docs/semantic.md. A cosine
+is scaled as its lift above the typical one, over the best one's, as score normalisation for
+fusion does with a system's mean (M. Montague and J. A. Aslam, "Relevance score normalization
+for metasearch", CIKM 2001).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._retrieval import ranking as _ranking
-from .._retrieval.bm25 import Index
-from .._text.tokens import term_counts, tokenize
-from .._turns.settings import Tuning
 from . import _cache
 from ._vectors import Rows, Vector, checked, unit
 
 Embed = Callable[[list[str]], Sequence[Sequence[float]]]
 _QUERIES = 256  # query vectors kept in memory (a chat repeats few queries)
-
-
-def lexical_scale(scores: Mapping[int, float]) -> dict[int, float]:
-    """BM25 scores over the best one, so the best lexical match scores 1.
-
-    >>> lexical_scale({0: 2.0, 1: 4.0})
-    {0: 0.5, 1: 1.0}
-    """
-    top = max(scores.values(), default=0.0)
-    return {u: s / top for u, s in scores.items()} if top > 0 else {}
 
 
 def dense_scale(cosine: float, mean: float, top: float) -> float:
@@ -42,24 +30,10 @@ def dense_scale(cosine: float, mean: float, top: float) -> float:
     return (cosine - mean) / (top - mean) if top > mean else 0.0
 
 
-def comb_sum(
-    lexical: Mapping[int, float], cosines: Mapping[int, float], mean: float, top: float,
-    weight: float,
-) -> dict[int, float]:  # fmt: skip
-    """CombSUM: each stretch's scaled lexical score plus `weight` x its `dense_scale`d cosine
-    (the scaling written out in the loop: this runs over every candidate at each compose).
-
-    >>> comb_sum({0: 1.0}, {0: 0.25, 1: 0.75}, 0.5, 0.75, 0.5)
-    {0: 0.5, 1: 0.5}
-    """
-    scale = weight / (top - mean) if top > mean else 0.0
-    get = lexical.get
-    return {u: get(u, 0.0) + scale * (c - mean) for u, c in cosines.items()}
-
-
 class Hybrid:
-    """A retriever for `Memory(retriever=...)`: BM25 with neighbour shares, as byheart ranks
-    stretches itself, fused with the cosine similarity of `embed`'s vectors (CombSUM).
+    """A retriever for `Memory(retriever=...)`: each stretch's cosine similarity to the query
+    under `embed`'s vectors, which Memory adds to its own BM25 ranking (the hybrid is the
+    two together; the lexical half is Memory's, with every signal it has).
 
     Incremental (`add`/`remove`) and scoring (`scores`): Memory fits it once, then hands it
     only new stretches. Each distinct text is embedded once, in batches, its vector kept in
@@ -69,16 +43,15 @@ class Hybrid:
     Args:
         embed: `embed(texts) -> vectors`, one per text, all of one length (any model or API;
             see `sentence_transformers`, `fastembed`, `openai_compatible`).
-        weight: Weight of the similarity against BM25 (default 0.5; 0 is BM25 alone).
+        weight: Weight of the similarity against Memory's lexical ranking (default 0.5; 0
+            leaves the lexical ranking alone).
         cache: Where vectors are kept: a MutableMapping[str, list[float]], or an object with
             `get_many(keys) -> dict` and `set_many(mapping)` (a store's `vectors(...)`).
             Default: an in-memory dict. A store's `open(conv, retriever=...)` sets it.
         name: The embedder's name in cache keys (default `embed.name`); needed with a cache.
         batch_size: Texts per `embed` call (default 64).
-        top: `scores` returns, besides the stretches sharing a query word, at most this many
-            of the most similar (default 100: more stretches than a 20,000-character budget
-            holds; raise it for larger budgets): the rest would
-            only be ranked and sorted to go unused.
+        top: `scores` returns at most this many of the most similar stretches (default 100;
+            Memory takes as many as its lexical head weighs).
         numpy: Vector math with numpy (True), pure Python (False), or numpy when importable
             (None, the default). Results agree within 1e-9.
 
@@ -104,7 +77,6 @@ class Hybrid:
         self.batch_size = int(batch_size)
         self.top = max(1, int(top))
         self.name: str | None = name if name is not None else getattr(embed, "name", None)
-        self.tuning = Tuning()
         self.embedded = 0  # texts sent to `embed`, queries included
         self._numpy = numpy
         self._cache: Any = None
@@ -130,7 +102,6 @@ class Hybrid:
     def _clear(self) -> None:
         self._texts: dict[int, str] = {}
         self._live: Counter[str] = Counter()  # cache key -> live stretches holding that text
-        self._index = Index()
         self._rows = Rows(self._numpy)
         self._queries = _cache.Recent(_QUERIES)
         self._dim: int | None = None
@@ -157,7 +128,6 @@ class Hybrid:
         for uid, text in zip(ids, docs, strict=True):
             self._texts[uid] = text
             self._live[self._key(text)] += 1
-            self._index.add(uid, term_counts(text))
             self._rows.put(uid, vectors[text])
         self._next = max([self._next, *(u + 1 for u in ids)])
         return self
@@ -170,7 +140,6 @@ class Hybrid:
             text = self._texts.pop(uid, None)
             if text is None:
                 continue
-            self._index.remove(uid, term_counts(text))
             self._rows.drop(uid)
             self._queries.discard(text)
             k = self._key(text)
@@ -215,45 +184,38 @@ class Hybrid:
             self._queries.put(query, found)
         return found
 
-    def lexical(self, query: str, top: int | None = None) -> dict[int, float]:
-        """BM25 over the query's rarest terms plus neighbour shares, as Memory scores stretches:
-        of every stretch sharing a term, or of the `top` best only (pruned, as Memory does)."""
-        tuning, index, n = self.tuning, self._index, self._next
-        terms = _ranking.query_terms(index, tokenize(query), tuning)
-        if top is not None:
-            head, found, complete = index.head(terms, top)
-            head = _ranking.with_neighbours(index, terms, head, found, n, top, tuning, complete)
-            return {u: s for s, u in head if u in self._texts}
-        own, _ = index.scores(terms)
-        shares = _ranking.neighbour_shares(own, n, tuning.context_weight, tuning.context_width)
-        out = {u: own.get(u, 0.0) + s for u, s in shares.items() if u in self._texts}
-        return {**own, **out}
-
-    def fused(self, query: str, top: int | None = None) -> dict[int, float]:
-        """Fused scores (negative for below-typical similarity): of every held stretch, or with
-        `top` of the `top` best lexically and the `top` most similar (any other stretch
-        scores below those most similar)."""
+    def _similar(self, query: str) -> tuple[Any, float, float] | None:
+        """The query's similarities to the held stretches, their mean and best (None: none)."""
         if not isinstance(query, str):
             raise TypeError(f"Hybrid: query is {type(query).__name__}, expected str")
         if not self._texts:
-            return {}
-        lexical = lexical_scale(self.lexical(query, top))
-        if self.weight == 0:
-            return {u: lexical.get(u, 0.0) for u in (self._texts if top is None else lexical)}
+            return None
         sims = self._rows.similar(self._query_vector(query))
-        mean, best = sims.summary()
-        wanted = list(self._texts) if top is None else list(lexical.keys() | sims.best(top))
-        return comb_sum(lexical, sims.of(wanted), mean, best, self.weight)
+        return (sims, *sims.summary())
+
+    def similarity(self, query: str) -> dict[int, float]:
+        """Each held stretch's `dense_scale`d cosine with the query (negative: less similar
+        than typical; the most similar scores 1)."""
+        found = self._similar(query)
+        if found is None:
+            return {}
+        sims, mean, best = found
+        return {u: dense_scale(c, mean, best) for u, c in sims.of(list(self._texts)).items()}
 
     def scores(self, query: str) -> dict[int, float]:
-        """Stretches scoring above 0, by id (at most `top` beyond those sharing a query word):
-        the weights Memory's sticky rules use."""
-        return {u: s for u, s in self.fused(query, self.top).items() if s > 0}
+        """The `top` most similar stretches scoring above the typical one, by id: the signal
+        Memory fuses into its ranking (with `weight`)."""
+        found = None if self.weight == 0 else self._similar(query)
+        if found is None:
+            return {}
+        sims, mean, best = found
+        near = sims.of(sims.best(self.top))
+        return {u: s for u, c in near.items() if (s := dense_scale(c, mean, best)) > 0}
 
     def rank(self, query: str) -> list[int]:
-        """Every held stretch id, best first (ties: lower id first)."""
-        fused = self.fused(query)
-        return sorted(fused, key=lambda u: (-fused[u], u))
+        """Every held stretch id, most similar first (ties: lower id first)."""
+        similar = self.similarity(query)
+        return sorted(similar, key=lambda u: (-similar[u], u))
 
 
 def _texts(call: str, docs: Any) -> list[str]:

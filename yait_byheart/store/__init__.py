@@ -46,6 +46,12 @@ A row that cannot be read raises [`DamagedRowError`][] naming the store, convers
 row; `check` lists every such row and `repair` sets them aside (kept) so the rest
 opens.
 
+When the database itself fails (a damaged file, read-only, full, locked past the timeout, the
+connection lost) the store raises a [`StoreError`][] subclass in one line naming the store,
+what is wrong and what to do; its ``retry`` says whether trying again can help.  A read-only
+store still answers reads, and ``compose`` on it warns ([`SelectionNotSavedWarning`][]) that
+its sticky selection, a cache, was not saved.
+
 Embeddings that a retriever computed are kept beside the rows: ``store.vectors(conversation,
 name)`` is a mapping from a content hash to a float32 vector (see docs/store.md).
 """
@@ -58,14 +64,25 @@ import os
 import re
 import sqlite3
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._record.load import collector_paused
-from ._core import Loaded, StoreCore
+from ._core import Loaded, StoreCore, clearly
 from ._dialects import Dialect, PostgresDialect
-from ._errors import DamagedRowError, StoreConflictError, UnknownConversationError
+from ._errors import (
+    DamagedRowError,
+    SelectionNotSavedWarning,
+    StoreConflictError,
+    StoreCorruptError,
+    StoreError,
+    StoreFullError,
+    StoreNotFoundError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+    UnknownConversationError,
+)
 from ._journal import Journal, dumps
 from ._rows import (
     Damage,
@@ -88,7 +105,14 @@ __all__ = [
     "DamagedRowError",
     "PostgresStore",
     "SQLiteStore",
+    "SelectionNotSavedWarning",
     "StoreConflictError",
+    "StoreCorruptError",
+    "StoreError",
+    "StoreFullError",
+    "StoreNotFoundError",
+    "StoreReadOnlyError",
+    "StoreUnavailableError",
     "StoredVectors",
     "UnknownConversationError",
 ]
@@ -137,7 +161,7 @@ def _check_sqlite_path(where: str, path: str) -> None:
     """Refuse a path that cannot hold a store before sqlite3 touches (or creates) anything."""
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise FileNotFoundError(
+        raise StoreNotFoundError(
             f"{where}: the folder {folder!r} does not exist, so no store file can be created "
             f"there; create it first (os.makedirs) or pass a path in an existing folder"
         )
@@ -182,6 +206,7 @@ class _Store(StoreCore):
 
     # -- public interface ---------------------------------------------------------------------
 
+    @clearly
     def open(
         self, conversation: str, *, user: str | None = None, create: bool = True, **settings: Any
     ) -> Memory:
@@ -291,6 +316,7 @@ class _Store(StoreCore):
         with self._lock:
             self._journals.add(journal)
 
+    @clearly
     def conversations(self, *, user: str | None = None) -> list[str]:
         """Ids of the stored conversations (of ``user`` when given), sorted."""
         call = f"{self._kind}.conversations"
@@ -298,6 +324,7 @@ class _Store(StoreCore):
         self._check_open(call)
         return self._b_names(user)
 
+    @clearly
     def export(self, conversation: str) -> dict[str, Any]:
         """The conversation as ``Memory.to_dict()`` gives it (JSON-safe), read in one snapshot."""
         call = f"{self._kind}.export"
@@ -308,6 +335,7 @@ class _Store(StoreCore):
             raise self._unknown(call, name)
         return self._assemble(name, loaded)
 
+    @clearly
     def import_(
         self, conversation: str, data: Mapping[str, Any], *, user: str | None = None
     ) -> None:
@@ -342,6 +370,7 @@ class _Store(StoreCore):
                 f"store.delete({name!r}) first or choose another id"
             )
 
+    @clearly
     def delete(self, conversation: str) -> None:
         """Delete the conversation and purge its bytes (see `purge`)."""
         call = f"{self._kind}.delete"
@@ -351,6 +380,7 @@ class _Store(StoreCore):
             raise self._unknown(call, name)
         self._purge_or_warn(call)
 
+    @clearly
     def delete_user(self, user: str) -> int:
         """Delete every conversation of ``user``, purge their bytes; returns how many."""
         call = f"{self._kind}.delete_user"
@@ -376,22 +406,42 @@ class _Store(StoreCore):
         self._check_open(call)
         return StoredVectors(self, conversation, name)
 
+    @clearly
     def check(self) -> list[Damage]:
         """Every stored row that cannot be read, in every conversation; nothing is changed.
 
         A `Damage` names the conversation, the table (``turns``; ``state``, the sticky
         selection; ``conversations``, the stored settings), the turn index for a turn row, and
-        the problem: not UTF-8 text, not JSON, not a turn record, or a turn missing.
+        the problem: not UTF-8 text, not JSON, not a turn record, or a turn missing.  A damaged
+        database file (pages, not rows) is table ``file``: for each conversation it keeps from
+        being read, and once with conversation ``""`` for what SQLite's own check finds.
         """
         call = f"{self._kind}.check"
         self._check_open(call)
         found: list[Damage] = []
-        for name in self._b_names(None):
-            loaded = self._b_load(name)
+        try:
+            names = self._b_names(None)
+        except self._db_errors as exc:
+            return [self._file_damage("", exc)]  # not even the list of conversations reads
+        for name in names:
+            try:
+                loaded = self._b_load(name)
+            except self._db_errors as exc:
+                found.append(self._file_damage(name, exc))
+                continue
             if loaded is not None:  # None: deleted while we looked
                 found += self._damage(name, loaded)
+        found += [Damage("", "file", None, p) for p in self._dialect.integrity(self._conn)]
         return found
 
+    def _file_damage(self, name: str, exc: Exception) -> Damage:
+        """A damaged file where conversation `name` is kept; any other error is raised."""
+        if self._dialect.kind(exc) != "corrupt":
+            raise exc
+        detail = " ".join(str(exc).split())
+        return Damage(name, "file", None, f"the database file is damaged here ({detail})")
+
+    @clearly
     def repair(self) -> list[Damage]:
         """Set every damaged row aside so that its conversation opens again; returns them.
 
@@ -404,6 +454,9 @@ class _Store(StoreCore):
         call = f"{self._kind}.repair"
         self._check_open(call)
         found = self.check()
+        broken = [d for d in found if d.table == "file"]
+        if broken:  # writing into damaged pages could spread the damage: touch nothing
+            raise self._failure(call, ValueError("repair cannot mend a damaged file"), "corrupt")
         defaults = _memory_class()().to_dict()
         head = dumps({k: v for k, v in defaults.items() if k not in ("turns", "state")})
         by_name: dict[str, list[Damage]] = {}
@@ -413,6 +466,7 @@ class _Store(StoreCore):
             self._b_set_aside(name, damages, _PLACEHOLDER, head)
         return found
 
+    @clearly
     def quarantined(self, conversation: str) -> list[tuple[str, int | None, str]]:
         """What `repair` set aside of ``conversation``: (table, row, problem) each."""
         call = f"{self._kind}.quarantined"
@@ -431,6 +485,7 @@ class _Store(StoreCore):
             found.append(Damage(name, "state", None, problem))
         return found
 
+    @clearly
     def purge(self) -> bool:
         """Make deleted and redacted text physically unreadable; True when that succeeded."""
         self._check_open(f"{self._kind}.purge")
@@ -517,7 +572,8 @@ class SQLiteStore(_Store):
             )
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
             raise ValueError(f"SQLiteStore: timeout must be seconds >= 0, got {timeout!r}")
-        self.path = os.fspath(path)
+        # "~/chats.db" from a config file: no shell expanded it (the command line does too).
+        self.path = os.path.expanduser(os.fspath(path))
         where = f"SQLiteStore({self.path!r})"
         _check_sqlite_path(where, self.path)
         self._dialect = Dialect()
@@ -540,6 +596,8 @@ class SQLiteStore(_Store):
             self._closed = True
             if isinstance(exc, sqlite3.DatabaseError) and _is_unopenable(exc):
                 raise _unopenable(where, exc) from exc
+            if isinstance(exc, sqlite3.Error):
+                raise self._failure("opening it", exc) from exc
             raise
 
 
@@ -559,6 +617,16 @@ class PostgresStore(_Store):
     def _label(self) -> str:
         return f"PostgresStore(schema={self.schema!r})"
 
+    def _revive(self) -> None:
+        # A lost connection (a server restart, an idle timeout, pg_terminate_backend) fails
+        # the call that met it (StoreUnavailableError: try again); the next call reconnects.
+        with self._lock:
+            if self._conn.broken:
+                try:
+                    self._conn = self._connect()
+                except self._db_errors as exc:
+                    raise self._failure("reconnecting", exc, "unreachable") from exc
+
     def __init__(self, dsn: str, *, schema: str = "byheart", connect_timeout: float = 10.0) -> None:
         super().__init__()
         if not isinstance(dsn, str):
@@ -577,9 +645,13 @@ class PostgresStore(_Store):
             ) from exc
         self.schema = schema
         self._dialect = PostgresDialect(psycopg, schema)
-        self._conn = psycopg.connect(
+        self._connect: Callable[[], Any] = lambda: psycopg.connect(
             dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
         )
+        try:
+            self._conn = self._connect()
+        except psycopg.Error as exc:
+            raise self._failure("connecting", exc, "unreachable") from exc
         try:
             self._setup(f"PostgresStore(schema={schema!r})")
         except BaseException:

@@ -8,17 +8,24 @@ puts the public interface on top of it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from .._record.load import collector_paused
 from ..protocols import StoredTurns
 from . import _sql as sql
 from ._dialects import Dialect
-from ._errors import StoreConflictError, UnknownConversationError
+from ._errors import (
+    StoreConflictError,
+    StoreError,
+    StoreReadOnlyError,
+    UnknownConversationError,
+)
+from ._failures import failure
 from ._packing import unpack
 from ._rows import Damage, Raw, turn_records
 
@@ -97,6 +104,21 @@ def check_meta(where: str, meta: Mapping[str, str]) -> int:
     return version
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def clearly(method: _F) -> _F:
+    """The public store method `method`, its database errors raised as `StoreError`s."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def wrapper(self: StoreCore, *args: Any, **kwargs: Any) -> Any:
+        with self._failing(f"{self._kind}.{name}"):
+            return method(self, *args, **kwargs)
+
+    return cast(_F, wrapper)
+
+
 class StoreCore:
     """One connection and its dialect; each ``_b_*`` method is one unit of database work."""
 
@@ -115,6 +137,28 @@ class StoreCore:
     def _check_open(self, call: str) -> None:
         if self._closed:
             raise ValueError(f"{call}: this {type(self).__name__} is closed; open a new one")
+        self._revive()
+
+    def _revive(self) -> None:
+        """Reconnect if the connection was lost (a server's store; a file's never is)."""
+
+    @contextlib.contextmanager
+    def _failing(self, call: str) -> Iterator[None]:
+        """The block's database errors raised as the store's own (`StoreError`), in one line
+        naming the store, what is wrong and what to do."""
+        try:
+            yield
+        except StoreError:
+            raise
+        except Exception as exc:
+            if not isinstance(exc, self._db_errors):
+                raise
+            raise self._failure(call, exc) from exc
+
+    def _failure(self, call: str, exc: BaseException, kind: str = "") -> StoreError:
+        """The store's error for `exc` (its `kind` read from the driver's codes if not given)."""
+        kind = kind or self._dialect.kind(exc)
+        return failure(self._label(), call, kind, exc, str(getattr(self, "path", "")))
 
     def _unknown(self, call: str, name: str) -> UnknownConversationError:
         return UnknownConversationError(
@@ -162,7 +206,13 @@ class StoreCore:
     def _setup(self, where: str) -> None:
         """Check the tables, upgrading an older layout or creating a new one."""
         conn, dialect, q = self._conn, self._dialect, self._dialect.sql
-        dialect.begin_setup(conn, where)
+        try:
+            dialect.begin_setup(conn, where)
+        except dialect.errors as exc:
+            if dialect.kind(exc) != "read-only":
+                raise
+            self._setup_read_only(where)  # a store this user may read but not write
+            return
         try:
             tables = dialect.tables(conn)
             if "meta" in tables:
@@ -185,6 +235,24 @@ class StoreCore:
                 conn.execute("ROLLBACK")
             raise
         dialect.after_setup(conn)
+
+    def _setup_read_only(self, where: str) -> None:
+        """Check the tables of a store that refuses writes: it opens, for reading, only if it
+        needs no upgrade and is a byheart store already."""
+        conn, dialect = self._conn, self._dialect
+        with self._transaction(dialect.read_begin):
+            tables = dialect.tables(conn)
+            if "meta" in tables:
+                meta = dict(conn.execute(dialect.sql["meta"]).fetchall())
+                version = check_meta(where, meta)
+            elif tables:
+                raise dialect.foreign(where, tables)
+        if "meta" not in tables or version < sql.SCHEMA_VERSION:
+            what = "create a new store" if "meta" not in tables else "upgrade its older layout"
+            raise StoreReadOnlyError(
+                f"{where}: the store is read-only, and opening it would {what}; nothing was "
+                f"changed; open it once with write access (to the file and its folder)"
+            )
 
     def _b_load(self, name: str, *, joined: bool = False) -> Loaded | None:
         """The conversation as stored; with `joined`, its turn rows in one row where the

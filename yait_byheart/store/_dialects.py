@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from . import _sql as sql
+from ._failures import postgres_kind, sqlite_kind
 
 _SQLITE_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
 _POSTGRES_TABLES = "SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
@@ -66,6 +67,21 @@ class Dialect:
     def in_transaction(self, conn: Any) -> bool:
         return bool(conn.in_transaction)
 
+    def kind(self, exc: BaseException) -> str:
+        """What a database error says is wrong (see `_failures.failure`)."""
+        return sqlite_kind(exc)
+
+    def integrity(self, conn: Any) -> list[str]:
+        """What the database's own check of its file finds wrong (none: [])."""
+        try:
+            rows = conn.execute("PRAGMA quick_check(10)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            if self.kind(exc) != "corrupt":
+                raise
+            return [f"SQLite's own check cannot read the file ({exc})"]
+        problems = [str(r[0]) for r in rows if r[0] != "ok"]
+        return [f"SQLite's own check: {p}" for p in problems]
+
     def begin(self, conn: Any, statement: str) -> None:
         """Open a transaction; a write one waits for the write lock by polling it.
 
@@ -100,6 +116,8 @@ class Dialect:
         try:
             conn.execute(self.write_begin)
         except sqlite3.DatabaseError as exc:
+            if self.kind(exc) in ("read-only", "read-only folder", "busy"):
+                raise  # the store's own error for it (see StoreCore._setup)
             raise ValueError(
                 f"{where}: not a readable SQLite database ({exc}); "
                 f"it was left untouched; pass another path"
@@ -201,6 +219,12 @@ class PostgresDialect(Dialect):
 
     def in_transaction(self, conn: Any) -> bool:
         return bool(conn.info.transaction_status != 0)  # 0: idle
+
+    def kind(self, exc: BaseException) -> str:
+        return postgres_kind(exc)
+
+    def integrity(self, conn: Any) -> list[str]:
+        return []  # the server checks its own pages (data_checksums), not a client
 
     def begin(self, conn: Any, statement: str) -> None:
         conn.execute(statement)  # row locks wait in the server's queue

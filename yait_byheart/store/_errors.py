@@ -38,6 +38,49 @@ class DamagedRowError(ValueError):
         return type(self), (self.store, self.conversation, self.table, self.row, self.problem)
 
 
+class StoreError(RuntimeError):
+    """The database under a store failed: one line naming the store, what is wrong and what to
+    do.  ``retry`` is True only where trying the same call again can succeed (a lock held past
+    the timeout, a lost connection); the subclasses name the conditions an operator meets."""
+
+    retry = False
+
+
+class StoreUnavailableError(StoreError):
+    """Locked by another writer past the timeout, or the connection to the server was lost
+    (a `PostgresStore` reconnects at its next call): try again."""
+
+    retry = True
+
+
+class StoreReadOnlyError(StoreError):
+    """The store refuses writes (a read-only file, folder or database role); reads still work,
+    and ``compose`` composes without saving its selection (`SelectionNotSavedWarning`)."""
+
+
+class StoreFullError(StoreError):
+    """The disk (or the database's size limit) is full; the change was not stored."""
+
+
+class StoreCorruptError(StoreError):
+    """The database file itself is damaged (not one row: its pages); ``byheart check`` lists
+    what is still readable.  Restore a backup, or copy out what SQLite can read (``.recover``)."""
+
+
+class StoreNotFoundError(StoreError, FileNotFoundError):
+    """The store's folder does not exist (also a FileNotFoundError)."""
+
+
+class SelectionNotSavedWarning(RuntimeWarning):
+    """``compose`` on a store that refuses writes (read-only or full): the messages are
+    returned as always, but the sticky selection (a cache) was not stored, so another process
+    that opens the conversation selects afresh."""
+
+
 # Their public home, for tracebacks and pickling.
-for _error in (StoreConflictError, UnknownConversationError, DamagedRowError):
+for _error in (
+    StoreConflictError, UnknownConversationError, DamagedRowError, StoreError,
+    StoreUnavailableError, StoreReadOnlyError, StoreFullError, StoreCorruptError,
+    StoreNotFoundError, SelectionNotSavedWarning,
+):  # fmt: skip
     _error.__module__ = "yait_byheart.store"

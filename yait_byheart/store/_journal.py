@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import warnings
 import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..protocols import StoredTurns
 from ._core import StoreCore
+from ._errors import SelectionNotSavedWarning, StoreFullError, StoreReadOnlyError
 
 if TYPE_CHECKING:
     from ..memory import Memory
 
 _APPEND, _REDACT, _COMPOSE = "Memory.append", "Memory.redact", "Memory.compose"
+# Where the store refuses every write: a cache that cannot be saved is skipped, not fatal.
+_UNWRITABLE = (StoreReadOnlyError, StoreFullError)
 
 
 def dumps(obj: object) -> str:
@@ -59,20 +63,24 @@ class Journal:
         seq = self._seq
         # Written only if no other writer changed the conversation meanwhile (seq unchanged):
         # then these rows are exactly what the snapshot was built from.
-        if self._store._b_snapshot(self._conv, seq, data):
-            self.snapshot_units = mem.stretch_count
+        with contextlib.suppress(*_UNWRITABLE), self._store._failing("the index snapshot"):
+            if self._store._b_snapshot(self._conv, seq, data):
+                self.snapshot_units = mem.stretch_count
 
     @contextlib.contextmanager
     def follow(self, turns: int, *, hold: bool = False) -> Iterator[StoredTurns]:
         """What other writers stored since (see `SharedJournal.follow`)."""
         store = self._store
         if not hold:
-            store._check_open(f"Memory (bound to {type(store).__name__})")
-            seq, stored = store._b_since(self._name, self._conv, self._seq, turns)
+            call = f"Memory (bound to {type(store).__name__})"
+            store._check_open(call)
+            with store._failing(call):
+                seq, stored = store._b_since(self._name, self._conv, self._seq, turns)
             yield stored
             self._seq = seq
             return
-        with store._b_holding(f"{_APPEND} (bound to {type(store).__name__})") as conn:
+        call = f"{_APPEND} (bound to {type(store).__name__})"
+        with store._failing(call), store._b_holding(call) as conn:
             seq, stored = store._b_since(self._name, self._conv, self._seq, turns, conn)
             self._held = (conn, seq)
             try:
@@ -84,13 +92,17 @@ class Journal:
 
     def turn_appended(self, index: int, record: dict[str, Any]) -> bool:
         store = self._store
+        call = f"{_APPEND} (bound to {type(store).__name__})"
         if self._held is not None:
             conn, seq = self._held
-            store._b_append_held(conn, self._conv, index, dumps(record))
+            with store._failing(call):
+                store._b_append_held(conn, self._conv, index, dumps(record))
             self._held = (conn, seq + 1)
             return True
-        store._check_open(f"{_APPEND} (bound to {type(store).__name__})")
-        if not store._b_append_if(self._conv, self._seq, index, dumps(record)):
+        store._check_open(call)
+        with store._failing(call):
+            appended = store._b_append_if(self._conv, self._seq, index, dumps(record))
+        if not appended:
             return False
         self._seq += 1
         return True
@@ -102,11 +114,23 @@ class Journal:
 
     def turn_redacted(self, index: int, record: dict[str, Any]) -> None:
         call = f"{_REDACT} (bound to {type(self._store).__name__})"
-        self._store._b_rewrite(call, self._name, self._conv, index, dumps(record))
+        with self._store._failing(call):
+            self._store._b_rewrite(call, self._name, self._conv, index, dumps(record))
         # Counted as seen: other writers' bumps stay unexplained, so they are still looked for.
         self._seq += 1
         self.snapshot_units = 0  # the rewrite deleted it
 
     def state_changed(self, state: dict[str, Any]) -> None:
+        """Store the sticky selection; a store that refuses writes gets a warning, not an
+        error: for the caller a compose is a read, and the selection is a cache."""
         call = f"{_COMPOSE} (bound to {type(self._store).__name__})"
-        self._store._b_state(call, self._name, self._conv, dumps(state))
+        try:
+            with self._store._failing(call):
+                self._store._b_state(call, self._name, self._conv, dumps(state))
+        except _UNWRITABLE as exc:
+            warnings.warn(
+                f"{exc} (the messages were composed; only the sticky selection, a cache, "
+                f"was not saved)",
+                SelectionNotSavedWarning,
+                stacklevel=3,
+            )

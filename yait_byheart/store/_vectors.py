@@ -55,7 +55,8 @@ class StoredVectors(MutableMapping[str, list[float]]):
         self._store._check_open(call)
         if not wanted:
             return {}
-        return self._store._v_get(self._conversation, self._name, wanted)
+        with self._store._failing(call):
+            return self._store._v_get(self._conversation, self._name, wanted)
 
     def set_many(self, items: Mapping[str, Sequence[float]]) -> None:
         """Store every vector of `items` (replacing those of the same keys), in one transaction."""
@@ -65,7 +66,8 @@ class StoredVectors(MutableMapping[str, list[float]]):
         rows = [(check_key(call, k), pack(call, v)) for k, v in items.items()]
         self._store._check_open(call)
         if rows:
-            self._store._v_set(call, self._conversation, self._name, rows)
+            with self._store._failing(call):
+                self._store._v_set(call, self._conversation, self._name, rows)
 
     def __getitem__(self, key: str) -> list[float]:
         found = self.get_many([key])
@@ -80,13 +82,19 @@ class StoredVectors(MutableMapping[str, list[float]]):
         call = "VectorCache.__delitem__"
         check_key(call, key)
         self._store._check_open(call)
-        if not self._store._v_delete(self._conversation, self._name, key):
+        with self._store._failing(call):
+            deleted = self._store._v_delete(self._conversation, self._name, key)
+        if not deleted:
             raise KeyError(key)
 
     def __iter__(self) -> Iterator[str]:
-        self._store._check_open("VectorCache.__iter__")
-        return iter(self._store._v_keys(self._conversation, self._name))
+        call = "VectorCache.__iter__"
+        self._store._check_open(call)
+        with self._store._failing(call):
+            return iter(self._store._v_keys(self._conversation, self._name))
 
     def __len__(self) -> int:
-        self._store._check_open("VectorCache.__len__")
-        return self._store._v_count(self._conversation, self._name)
+        call = "VectorCache.__len__"
+        self._store._check_open(call)
+        with self._store._failing(call):
+            return self._store._v_count(self._conversation, self._name)

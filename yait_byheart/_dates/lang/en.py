@@ -1,5 +1,6 @@
 """English phrases beyond ``_time_re.PHRASE``: the Friday before last, the week
-after next, in a fortnight, over the weekend, seasons and fixed-date holidays."""
+after next, in a fortnight, over the weekend, seasons and fixed-date holidays (with last,
+this or next, or after "on" in a sentence told in the past)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ PHRASE = re.compile(
     + rf"|(?P<inum2>a|one){S}(?P<iunit2>fortnight){S}from{S}(?:now|today)"
     + rf"|(?P<otw>over{S}the{S}week-?end)"
     + rf"|(?P<edir>{alt(DIRS)}){S}(?:(?P<season>{alt(SEASONS)})|(?P<holiday>{alt(HOLIDAYS)}))"
+    + rf"|on{S}(?P<onhol>{alt(HOLIDAYS)})"
     + ")"
     + r"(?P<poss>(?:'|\u2019)s)?"
     + END
