@@ -8,12 +8,16 @@
 - langchain-core: ``tests/unit_tests/runnables/test_history.py`` with every
   ``InMemoryChatMessageHistory(...)`` call turned into a store-backed
   ``ByheartChatMessageHistory`` (``.ci/external/langchain_history.py``), under LangChain's own
-  blocking-call guard (its ``conftest.py``, blockbuster).
+  blocking-call guard (its ``conftest.py``, blockbuster);
+- strands-agents: ``tests/strands/session/test_repository_session_manager.py`` with every
+  ``MockedSessionRepository()`` a ``ByheartSessionRepository`` on a SQLite store
+  (``.ci/external/strands_repository.py``), from an environment of its own.
 
 The test files come from the source distributions of the installed versions (``pip
 download``); only the constructor call is rewritten (the script checks that every ``assert``
 is still there). Tests of SQLiteSession's internals are skipped as ``.ci/external/skips.txt``
-lists them, each with its reason. Usage: ``python .ci/external_suites.py`` (exit 1 on a failure).
+lists them, each with its reason. Usage: ``python .ci/external_suites.py [suite ...]`` (default:
+the suites of the dev environment; exit 1 on a failure).
 """
 
 from __future__ import annotations
@@ -100,6 +104,27 @@ SUITES = {
         "harness": "agents_session.py",
         "ini": AGENTS_INI,
         "run": COMPACTION_TESTS,
+    },
+    # Strands' repository session tests with every MockedSessionRepository() a
+    # ByheartSessionRepository on a SQLite store. Strands pins an mcp older than the dev
+    # extra's, so this suite runs from an environment of its own (.ci/run):
+    # `python .ci/external_suites.py strands-agents`.
+    "strands-agents": {
+        "files": [
+            "tests/__init__.py",
+            "tests/conftest.py",
+            "tests/fixtures/",
+            "tests/strands/__init__.py",
+            "tests/strands/session/__init__.py",
+            "tests/strands/session/test_repository_session_manager.py",
+        ],
+        "rewrite": ["tests/strands/session/test_repository_session_manager.py"],
+        "call": "MockedSessionRepository(",
+        "factory": "byheart_repository(",
+        "harness": "strands_repository.py",
+        "ini": "[pytest]\nasyncio_default_fixture_loop_scope = function\n",
+        "run": ["tests/strands/session/test_repository_session_manager.py"],
+        "own_environment": True,
     },
     "langchain-core": {
         "files": [
@@ -208,11 +233,16 @@ def run_suite(name: str, spec: dict[str, object], work: Path, plugins: Path) -> 
     return subprocess.run(args, cwd=root, env=env, timeout=600).returncode
 
 
-def main() -> int:
+def main(names: list[str]) -> int:
+    """Run the suites named (default: every suite of the dev environment)."""
+    unknown = [n for n in names if n not in SUITES]
+    if unknown:
+        raise SystemExit(f"external_suites: no suite {unknown}; known: {sorted(SUITES)}")
+    names = names or [n for n, spec in SUITES.items() if not spec.get("own_environment")]
     work = Path(tempfile.mkdtemp(prefix="byheart-external-"))
     try:
         plugins = prepare(work)
-        codes = {name: run_suite(name, spec, work, plugins) for name, spec in SUITES.items()}
+        codes = {name: run_suite(name, SUITES[name], work, plugins) for name in names}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for name, code in codes.items():
@@ -221,4 +251,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

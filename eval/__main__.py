@@ -28,6 +28,9 @@ COMMANDS: dict[str, Command] = {
         "eval.bench_cold", "cold path vs a plain BM25; a fresh process per request"
     ),
     "bench-store": Command("eval.bench_store", "durable store speed (SQLite, PostgreSQL)"),
+    "bench-recall": Command(
+        "eval.bench_recall", "recall across 1,000 conversations of one user: speed, memory"
+    ),
     "bench-concurrency": Command(
         "eval.bench_concurrency", "many processes on one conversation: throughput, errors"
     ),

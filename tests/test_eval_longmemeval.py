@@ -232,3 +232,15 @@ def test_a_bad_tuning_override_is_one_line_and_exit_2(
     assert cli.main(["--data", str(path), "--tuning", "no_such_field=1"]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert "no_such_field" in line and "NAME=VALUE" in line
+
+
+def test_across_stores_sessions_as_conversations_and_recalls_the_evidence(
+    path: Path, tmp_path: Path
+) -> None:
+    result = _run(path, tmp_path, "--budgets", "600", "--no-live", "--systems", "byheart",
+                  "--across")  # fmt: skip
+    assert result["meta"]["systems"] == ["byheart", "byheart-across"]
+    across = {r["question_id"]: r for r in result["records"] if r["system"] == "byheart-across"}
+    assert across["q1"]["turn_recall"] == 1.0 and across["q2"]["turn_recall"] == 1.0
+    # Only the admitted passages count: the filler sessions are not sent.
+    assert all(r["chars"] <= 2 * 600 for r in across.values())

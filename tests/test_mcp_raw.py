@@ -97,6 +97,7 @@ def test_handshake_then_two_conversations(server: Raw) -> None:
     tools = server.request("tools/list")["result"]["tools"]
     assert {t["name"]: t["inputSchema"]["type"] for t in tools} == {
         "remember": "object", "recall": "object", "forget": "object", "conversations": "object",
+        "recall_across": "object",
     }  # fmt: skip
     server.tool("remember", conversation="a", text="the code word is marmalade", when="1 June 2024")
     server.tool(
@@ -160,7 +161,7 @@ def test_older_and_unknown_revisions(server: Raw) -> None:
     found = server.request("server/discover", {"_meta": meta})["result"]
     assert "2026-07-28" in found["supportedVersions"] and found["resultType"] == "complete"
     listed = server.request("tools/list", {"_meta": meta})["result"]
-    assert listed["resultType"] == "complete" and len(listed["tools"]) == 4
+    assert listed["resultType"] == "complete" and len(listed["tools"]) == 5
     wrong = server.request(
         "tools/list", {"_meta": {**meta, "io.modelcontextprotocol/protocolVersion": "2030-01-01"}}
     )

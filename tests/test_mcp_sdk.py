@@ -82,7 +82,7 @@ def test_sdk_client_remembers_recalls_lists_and_forgets(
 ) -> None:
     seen = asyncio.run(_session(tmp_path / "chats.db", mode))
     assert seen["version"] == version and seen["server"] == "byheart"
-    assert seen["tools"] == ["conversations", "forget", "recall", "remember"]
+    assert seen["tools"] == ["conversations", "forget", "recall", "recall_across", "remember"]
     assert seen["schemas"]["remember"]["required"] == ["conversation", "text"]
     # Verbatim words, the date and the resolved relative date, and nothing of the other chat.
     assert "We ordered the deck oven yesterday [7 May 2023] for 18,900 euro." in seen["bakery"]

@@ -56,18 +56,20 @@ _DISTRIBUTION = {
     "numpy": "numpy", "langchain_core": "langchain-core", "langgraph": "langgraph",
     "agents": "openai-agents", "pydantic_ai": "pydantic-ai-slim", "mcp": "mcp",
     "anthropic": "anthropic", "openai": "openai", "google": "google-genai",
+    "google.adk": "google-adk", "llama_index": "llama-index-core",
     "mkdocs": "mkdocs", "mkdocstrings": "mkdocstrings",
 }  # fmt: skip
 # Provided elsewhere: psycopg by .ci/postgres.sh with the server, tomllib by Python 3.11+,
-# setuptools by the build (pip brings it).
-_ELSEWHERE = {"psycopg", "tomllib", "setuptools"}
+# setuptools by the build (pip brings it), strands by an environment of its own (.ci/run: it
+# pins an older mcp than the dev extra).
+_ELSEWHERE = {"psycopg", "tomllib", "setuptools", "strands"}
 
 
 def test_the_ci_extras_install_everything_a_test_would_skip_for() -> None:
     # CI installs the dev and docs extras before the tests (.ci/run).
     dev = {re.split(r"[<>=!~\[ ]", r)[0].lower() for r in [*listed("dev"), *listed("docs")]}
     skipped_for = {
-        name.split(".")[0]
+        name if name in _DISTRIBUTION else name.split(".")[0]
         for test in (ROOT / "tests").glob("*.py")
         for name in re.findall(r'importorskip\("([\w.]+)"', test.read_text(encoding="utf-8"))
     }
@@ -76,3 +78,9 @@ def test_the_ci_extras_install_everything_a_test_would_skip_for() -> None:
         name for name in skipped_for - _ELSEWHERE if _DISTRIBUTION.get(name, name) not in dev
     )
     assert not missing, f"add to the dev extra in pyproject.toml: {missing}"
+
+
+def test_ci_runs_the_strands_tests_in_their_own_environment() -> None:
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "'.[strands,test]'" in run and "tests/test_integration_strands.py" in run
+    assert "external_suites.py strands-agents" in run

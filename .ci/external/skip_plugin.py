@@ -27,7 +27,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         base = item.nodeid.split("[", 1)[0]
         for test in (item.nodeid, base):
             if test in listed:
-                item.add_marker(pytest.mark.skip(reason=f"SQLite internals: {listed[test]}"))
+                reason = f"another backend's internals: {listed[test]}"
+                item.add_marker(pytest.mark.skip(reason=reason))
                 used.add(test)
     here = {item.nodeid.split("::", 1)[0] for item in items}
     stale = [t for t in listed if t.split("::", 1)[0] in here and t not in used]

@@ -4,6 +4,7 @@ Examples:
     python -m eval longmemeval --no-live                  # 91 answerable dev questions
     python -m eval longmemeval --sample 30 --seed 1       # with the live replay
     python -m eval longmemeval --data longmemeval_s_cleaned.json --json out.json
+    python -m eval longmemeval --across --systems byheart --no-live   # sessions as chats
 """
 
 from __future__ import annotations
@@ -85,6 +86,12 @@ def parser() -> argparse.ArgumentParser:
         help="default: byheart byheart-live turn-bm25",
     )
     p.add_argument("--no-live", action="store_true", help="leave out byheart-live (slow)")
+    p.add_argument(
+        "--across",
+        action="store_true",
+        help="also byheart-across: each session its own conversation of one user (a SQLite "
+        "store), the question asked in a new conversation that recalls from them",
+    )
     p.add_argument(
         "--json",
         type=Path,
@@ -277,6 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     run, notes = runners(args.systems, live=not args.no_live, tuning=tuning)
+    if args.across:
+        from eval.longmemeval.across import byheart_across
+
+        run["byheart-across"] = functools.partial(byheart_across, tuning=tuning)
     types = data.type_order({str(e["question_type"]) for e in chosen})
     print(f"{PROG} {shlex.join(args_list)}".rstrip())
     print(

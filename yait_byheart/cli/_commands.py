@@ -14,6 +14,7 @@ from ..providers._show import messages_text, summary_line, turns_text
 from ..store import (
     Damage,
     DamagedRowError,
+    Recalled,
     StoreConflictError,
     StoreError,
     UnknownConversationError,
@@ -92,6 +93,34 @@ def run_compose(args: argparse.Namespace) -> int:
         print(summary_line(result))
         print(messages_text(result["messages"], stable_upto=result["stable_upto"]))
     return EXIT_OK
+
+
+def run_recall(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise CliError("the query is blank; pass the question to recall for", EXIT_USAGE)
+    with _store(args) as store:
+        found = store.recall(
+            args.query, user=args.user, budget=args.budget, exclude=args.exclude or (),
+            when=args.when,
+        )  # fmt: skip
+    if args.json:
+        _print_json(found)
+    elif found:
+        print(recalled_text(found))
+    else:
+        print(f"nothing of user {args.user!r} matches")
+    return EXIT_OK
+
+
+def recalled_text(found: list[Recalled]) -> str:
+    """Recalled passages for a reader: a heading naming each one's conversation and date."""
+    blocks = []
+    for r in found:
+        when = f", {r['when']}" if r["when"] else ""
+        turns = r["turns"]
+        where = f"turn {turns[0]}" if len(turns) == 1 else f"turns {turns[0]}-{turns[-1]}"
+        blocks.append(f"== {r['conversation']}{when}, {where}\n{r['text']}")
+    return "\n\n".join(blocks)
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -241,6 +270,7 @@ COMMANDS: dict[str, Command] = {
         "conversations": run_conversations,
         "show": run_show,
         "compose": run_compose,
+        "recall": run_recall,
         "export": run_export,
         "import": run_import,
         "delete": run_delete,

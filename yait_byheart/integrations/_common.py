@@ -1,24 +1,38 @@
 """What the framework integrations share: finding the Memory, reading its turns back as
-neutral messages, clearing it, gathering a framework's messages into neutral ones, and
-filing a framework's items so that each turn keeps the items it came from."""
+neutral messages, clearing it, gathering a framework's messages into neutral ones, filing a
+framework's items so that each turn keeps the items it came from, and sending a composed
+selection as the framework's own objects (``ModelInput``, ``with_originals``)."""
 
 from __future__ import annotations
 
+import json
+import threading
 import warnings
+from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote, unquote
 
 from ..memory import Memory
 
 __all__ = [
+    "ModelInput",
+    "Seen",
     "check_source",
     "clear_memory",
+    "conversation_keys",
+    "conversation_name",
     "file_items",
     "file_messages",
+    "fingerprint",
     "group_messages",
+    "lazy_classes",
+    "message_key",
     "open_memory",
     "stored_items",
     "stored_messages",
+    "with_originals",
 ]
 
 T = TypeVar("T")
@@ -216,3 +230,166 @@ def file_messages(memory: Memory, messages: list[dict[str, Any]], call: str) -> 
             warnings.warn(f"{call}: kept but not filed in the Memory: {err}", stacklevel=3)
             turns.append(None)
     return turns
+
+
+def message_key(role: str, parts: list[dict[str, Any]]) -> str:
+    """A neutral message as one string: how a composed message is matched to a filed turn."""
+    return json.dumps([role, parts], sort_keys=True, ensure_ascii=False)
+
+
+def fingerprint(data: Any) -> str:
+    """A framework object's JSON form as one string (what tells a message already filed)."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+
+
+class Seen:
+    """The messages a hook has filed, by fingerprint and count: a framework that hands over
+    the whole list on every call gets only the ones it has not seen filed (a message said
+    twice, "yes" then "yes", is filed twice)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def fresh(self, keys: Iterable[str]) -> list[int]:
+        """Indices of ``keys`` beyond the count seen so far; those are counted as seen."""
+        here: Counter[str] = Counter()
+        out: list[int] = []
+        for k, key in enumerate(keys):
+            here[key] += 1
+            if here[key] > self.counts[key]:
+                self.counts[key] += 1
+                out.append(k)
+        return out
+
+
+def with_originals(
+    result: Mapping[str, Any], whole: Mapping[str, T], tools: Mapping[tuple[str, str], Any],
+    build: Callable[[str, list[Any]], T],
+) -> list[T]:  # fmt: skip
+    """A compose result as the framework's own messages: a composed message equal to a filed
+    one is that message as the framework made it (``whole``, by ``message_key``); any other
+    (selected memory, a turn sent in part) is ``build(role, parts)``, its tool parts the
+    framework's originals (``tools`` by ("call" | "result", id)) where known, else the
+    neutral part, and its text parts neutral."""
+    out: list[T] = []
+    for message in result["messages"]:
+        role, parts = message["role"], message["parts"]
+        found = whole.get(message_key(role, parts))
+        if found is not None:
+            out.append(found)
+            continue
+        mapped = [
+            tools.get(("call" if p["type"] == "tool_call" else "result", p["id"]), p)
+            if p["type"] != "text" else p
+            for p in parts
+        ]  # fmt: skip
+        out.append(build(role, mapped))
+    return out
+
+
+def conversation_name(kind: str, *keys: str) -> str:
+    """A store conversation id from a framework's keys (app, user, session...), each quoted
+    so that no two keys read alike."""
+    return "/".join([kind, *(quote(k, safe="") for k in keys)])
+
+
+def conversation_keys(name: str) -> list[str]:
+    """The keys ``conversation_name`` was given."""
+    return [unquote(k) for k in name.split("/")[1:]]
+
+
+Neutral = tuple[str, list[dict[str, Any]]]
+
+
+class ModelInput(ABC, Generic[T]):
+    """A model-input hook's filing and composing, for frameworks that hand over the whole
+    message list before each model call (ADK's contents, Strands' messages).
+
+    Each message not seen before (by its JSON form and count) is filed as one turn keeping
+    that JSON form; ``compose`` then returns ``Memory.compose()`` as the framework's own
+    messages: a composed message equal to a filed one is the object of this call's list,
+    tool calls and results are the framework's own parts (``with_originals``). Subclasses
+    say how a message is dumped, loaded, read and rebuilt.
+    """
+
+    tag: str
+    call: str
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.seen = Seen()
+        self.filed: dict[str, list[Neutral]] = {}
+        self.tools: dict[tuple[str, str], Any] = {}
+        self.last_result: Any = None
+        for message in stored_messages(memory):  # a conversation reopened from a store
+            item = message.get("item") if message else None
+            if message is None or not isinstance(item, dict) or self.tag not in item:
+                continue
+            key = fingerprint(item[self.tag][0])
+            self.seen.counts[key] += 1
+            self._remember(key, self.load(item[self.tag][0]), (message["role"], message["parts"]))
+
+    @abstractmethod
+    def dump(self, message: T) -> Any:
+        """The message as JSON data."""
+
+    @abstractmethod
+    def load(self, data: Any) -> T:
+        """A message back from ``dump``'s data."""
+
+    @abstractmethod
+    def neutral(self, message: T) -> Neutral:
+        """The message's neutral role and parts (called once per message, in order)."""
+
+    @abstractmethod
+    def tool_parts(self, message: T, parts: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
+        """The message's own tool call and result parts, by ("call" | "result", neutral id)."""
+
+    @abstractmethod
+    def build(self, role: str, parts: list[Any]) -> T:
+        """A new message of neutral text parts and the framework's own tool parts."""
+
+    def _file(self, message: T, neutral: Neutral, dumped: Any) -> None:
+        file_items(self.memory, [message], lambda _: neutral, [dumped], self.tag, self.call)
+
+    def _remember(self, key: str, message: T, neutral: Neutral) -> None:
+        self.filed.setdefault(key, []).append(neutral)
+        self.tools.update(self.tool_parts(message, neutral[1]))
+
+    def compose(self, messages: list[T]) -> list[T]:
+        """File the messages not seen yet; what to send instead of ``messages``."""
+        dumps = [self.dump(m) for m in messages]
+        keys = [fingerprint(d) for d in dumps]
+        for k in self.seen.fresh(keys):
+            neutral = self.neutral(messages[k])
+            self._file(messages[k], neutral, dumps[k])
+            self._remember(keys[k], messages[k], neutral)
+        whole: dict[str, T] = {}
+        tools = dict(self.tools)
+        used: Counter[str] = Counter()
+        for message, key in zip(messages, keys, strict=True):
+            filed = self.filed.get(key, [])
+            if used[key] < len(filed):
+                role, parts = filed[used[key]]
+                whole.setdefault(message_key(role, parts), message)
+                tools.update(self.tool_parts(message, parts))
+            used[key] += 1
+        self.last_result = self.memory.compose()
+        return with_originals(self.last_result, whole, tools, self.build)
+
+
+def lazy_classes(module: str, makers: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that makes each class (a subclass of a framework's, so made
+    only when first asked for) once."""
+    made: dict[str, type] = {}
+    lock = threading.Lock()
+
+    def __getattr__(name: str) -> Any:
+        if name not in makers:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        with lock:
+            if name not in made:
+                made[name] = makers[name]()
+            return made[name]
+
+    return __getattr__

@@ -34,6 +34,7 @@ from ._common import (
     check_source,
     clear_memory,
     file_items,
+    lazy_classes,
     open_memory,
     stored_items,
     stored_messages,
@@ -43,8 +44,6 @@ from ._common import (
 # on first use (they subclass LangChain's classes).
 __all__ = ["ByheartChatMessageHistory", "ByheartMiddleware", "byheart_trimmer"]  # noqa: F822
 
-_LOCK = threading.Lock()
-_MADE: dict[str, Any] = {}  # the classes that subclass LangChain's, made once on first use
 TAG = "langchain"
 """The key of a turn's ``item`` under which the history keeps the messages it filed."""
 CALL = "ByheartChatMessageHistory()"
@@ -299,20 +298,14 @@ def _make_middleware_class() -> type:
     return ByheartMiddleware
 
 
-_MAKERS = {
-    "ByheartChatMessageHistory": _make_history_class,
-    "ByheartMiddleware": _make_middleware_class,
-}
-
-
-def __getattr__(name: str) -> Any:
-    # These classes subclass LangChain's, so they are made when first asked for.
-    if name not in _MAKERS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    with _LOCK:
-        if name not in _MADE:
-            _MADE[name] = _MAKERS[name]()
-        return _MADE[name]
+# These classes subclass LangChain's, so they are made when first asked for.
+__getattr__ = lazy_classes(
+    __name__,
+    {
+        "ByheartChatMessageHistory": _make_history_class,
+        "ByheartMiddleware": _make_middleware_class,
+    },
+)
 
 
 class _Trimmer:

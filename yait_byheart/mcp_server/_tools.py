@@ -1,4 +1,4 @@
-"""The MCP server's tools: remember, recall, forget, conversations, over one store.
+"""The MCP server's tools: remember, recall, recall_across, forget, conversations, over one store.
 
 Each tool publishes a JSON Schema for its input, and that schema checks the input
 (`_argcheck`).  A tool answers ``(text, structured, is_error)``; bad arguments, unknown
@@ -25,6 +25,7 @@ from ..store import (
     StoreError,
     UnknownConversationError,
 )
+from ..store._recall import source_line
 from ._argcheck import problems
 
 Store = SQLiteStore | PostgresStore
@@ -73,6 +74,18 @@ def tool_list(max_text: int) -> list[dict[str, Any]]:
               "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
                          "description": "Characters to fill (default: the conversation's)."}},
              ["conversation", "query"], readOnlyHint=True),
+        tool("recall_across", "Recall from the user's other conversations",
+             "What `user` said in their other stored conversations that matters for `query`, "
+             "verbatim, each passage with its conversation id and date. Only that user's "
+             "conversations are read.",
+             {"user": user,
+              "query": {"type": "string", "minLength": 1, "maxLength": 20_000,
+                        "description": "The new message or question."},
+              "exclude": {**conv, "description": "A conversation to leave out (the current "
+                          "one, whose turns `recall` gives)."},
+              "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
+                         "description": "Characters to fill (default 6,000)."}},
+             ["user", "query"], readOnlyHint=True),
         tool("forget", "Forget",
              "Delete a conversation (`conversation`), every conversation of a user (`user`), or "
              "blank one turn (`conversation` and `turn`, as remember numbered it; -1: the last).",
@@ -107,7 +120,8 @@ class Tools:
         if wrong:
             return f"{name}: " + "; ".join(wrong) + ".", {}, True
         run = {"remember": self._remember, "recall": self._recall, "forget": self._forget,
-               "conversations": self._conversations}[name]  # fmt: skip
+               "conversations": self._conversations,
+               "recall_across": self._recall_across}[name]  # fmt: skip
         try:
             for attempt in (1, 2):
                 try:
@@ -191,6 +205,18 @@ class Tools:
             f"{result['chars']:,} characters with the query):\n"
         )
         return head + messages_text(earlier), structured, False
+
+    def _recall_across(self, args: dict[str, Any]) -> Answer:
+        user, query = args["user"], args["query"]
+        found = self.store.recall(
+            query, user=user, budget=int(args.get("budget", 6_000)),
+            exclude=args.get("exclude", ()),
+        )  # fmt: skip
+        structured = {"user": user, "passages": found}
+        if not found:
+            return f"nothing in user {user!r}'s conversations matches", structured, False
+        blocks = [f"[{source_line(r)}]\n{r['text']}" for r in found]
+        return "\n\n".join(blocks), structured, False
 
     def _forget(self, args: dict[str, Any]) -> Answer:
         conversation, user, turn = args.get("conversation"), args.get("user"), args.get("turn")

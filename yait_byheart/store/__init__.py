@@ -64,7 +64,8 @@ import os
 import re
 import sqlite3
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -84,6 +85,7 @@ from ._errors import (
     UnknownConversationError,
 )
 from ._journal import Journal, dumps
+from ._recall import Recalled, Recaller, RecallSource, check_when
 from ._rows import (
     Damage,
     head_problem,
@@ -104,6 +106,8 @@ __all__ = [
     "Damage",
     "DamagedRowError",
     "PostgresStore",
+    "RecallSource",
+    "Recalled",
     "SQLiteStore",
     "SelectionNotSavedWarning",
     "StoreConflictError",
@@ -148,6 +152,17 @@ def _check_user(call: str, user: object) -> str | None:
     if user is None:
         return None
     return _check_id(call, user, "user")
+
+
+def _check_exclude(call: str, exclude: object) -> tuple[str, ...]:
+    """Conversation ids to leave out: one id, or a sequence of them."""
+    if isinstance(exclude, str):
+        return (exclude,)
+    if isinstance(exclude, (list, tuple, set, frozenset)) and all(
+        isinstance(name, str) for name in exclude
+    ):
+        return tuple(exclude)
+    raise TypeError(f"{call}: exclude must be a conversation id or a list of them")
 
 
 def _give_cache(store: _Store, conversation: str, retriever: object) -> None:
@@ -203,6 +218,7 @@ class _Store(StoreCore):
     def __init__(self) -> None:
         super().__init__()
         self._journals: weakref.WeakSet[Journal] = weakref.WeakSet()
+        self._recaller = Recaller()
 
     # -- public interface ---------------------------------------------------------------------
 
@@ -391,6 +407,54 @@ class _Store(StoreCore):
             self._purge_or_warn(call)
         return n
 
+    @clearly
+    def recall(
+        self, query: str, *, user: str | None, budget: int = 6_000,
+        exclude: str | Sequence[str] = (), when: str | date | None = None,
+    ) -> list[Recalled]:  # fmt: skip
+        """What ``user`` said in their stored conversations that matters for ``query``.
+
+        Passages of their conversations, verbatim, best first, within ``budget`` characters
+        of text: each a `Recalled` with the conversation id, the turn indexes, when it was
+        said and its score.  Ranked as compose ranks one conversation (see docs/store.md,
+        "Recall across conversations").  Only ``user``'s conversations are read; ``user=None``
+        (a conversation without a user) recalls nothing.  ``exclude``: conversation ids left
+        out (the one asking).  ``when``: the date relative dates in the query are read
+        against ("last weekend"); None leaves them unread.  What `delete`, `delete_user`
+        and a redaction took out, by any process, is never returned.
+        """
+        call = f"{self._kind}.recall"
+        if not isinstance(query, str):
+            raise TypeError(f"{call}: query must be a str, got {type(query).__name__}")
+        user = _check_user(call, user)
+        names = _check_exclude(call, exclude)
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise ValueError(f"{call}: budget must be an int >= 1 (characters), got {budget!r}")
+        check_when(call, when)
+        self._check_open(call)
+        if user is None or not query.strip():
+            return []
+        return self._recaller.recall(self, query, user, budget, names, when)
+
+    def recall_source(
+        self, *, user: str | None, exclude: str | Sequence[str] = (), budget: int = 6_000,
+        when: str | date | None = None,
+    ) -> RecallSource:  # fmt: skip
+        """``user``'s other conversations as ``Memory(external=...)`` material (rule 4).
+
+        ``store.open(conv, user=u, external=store.recall_source(user=u, exclude=conv))``:
+        each compose offers what `recall` finds for its query (at most ``budget``
+        characters); it is sent only when it outscores the conversation's own best stretch,
+        after the conversation, framed as material naming the conversation and its date.
+        """
+        call = f"{self._kind}.recall_source"
+        user = _check_user(call, user)
+        names = _check_exclude(call, exclude)
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise ValueError(f"{call}: budget must be an int >= 1 (characters), got {budget!r}")
+        check_when(call, when)
+        return RecallSource(self.recall, user, names, budget, when)
+
     def vectors(self, conversation: str, name: str) -> StoredVectors:
         """The embeddings embedder ``name`` computed for ``conversation``, as a mapping.
 
@@ -509,6 +573,7 @@ class _Store(StoreCore):
         with self._lock:
             if not self._closed:
                 self._closed = True
+                self._recaller.forget()
                 self._b_close()
 
     def __enter__(self: _S) -> _S:

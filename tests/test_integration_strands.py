@@ -1,0 +1,230 @@
+"""byheart with Strands Agents: an Agent whose scripted model (a ``Model`` streaming Converse
+events, as Strands' own test fixture does) calls a tool on every run, with ByheartMiddleware
+composing each model call and ByheartSessionRepository keeping the session in a SQLite store,
+reopened midway. No network. Strands pins an older mcp than the dev extra, so CI runs this
+file from an environment of its own (.ci/run); elsewhere it is skipped."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("strands")
+
+from strands import Agent, tool
+from strands.agent.conversation_manager import NullConversationManager
+from strands.middleware import InvokeModelStage
+from strands.models import Model
+from strands.session.repository_session_manager import RepositorySessionManager
+
+from yait_byheart import Memory
+from yait_byheart.integrations.strands import ByheartMiddleware, ByheartSessionRepository
+from yait_byheart.store import SQLiteStore
+
+NOTE = " The forecast office adds its usual long note about wind and humidity." * 3
+SETTINGS = {"budget": 600, "chunk": 300, "ceiling": 1.5}
+LIMIT = SETTINGS["budget"] * SETTINGS["ceiling"]
+
+
+class Scripted(Model):
+    """Streams the scripted replies as Converse events; records the messages of each call."""
+
+    def __init__(self, replies: list[dict[str, Any]]) -> None:
+        self.replies = replies
+        self.sent: list[list[dict[str, Any]]] = []
+
+    def update_config(self, **config: Any) -> None:
+        pass
+
+    def get_config(self) -> Any:
+        return {}
+
+    async def structured_output(self, *args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+        raise NotImplementedError
+        yield
+
+    async def stream(self, messages: Any, *args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+        self.sent.append(json.loads(json.dumps(messages)))
+        reply = self.replies.pop(0)
+        yield {"messageStart": {"role": "assistant"}}
+        stop = "end_turn"
+        for block in reply["content"]:
+            if "text" in block:
+                yield {"contentBlockStart": {"start": {}}}
+                yield {"contentBlockDelta": {"delta": {"text": block["text"]}}}
+            else:
+                stop, use = "tool_use", block["toolUse"]
+                start = {"toolUse": {"name": use["name"], "toolUseId": use["toolUseId"]}}
+                yield {"contentBlockStart": {"start": start}}
+                delta = {"toolUse": {"input": json.dumps(use["input"])}}
+                yield {"contentBlockDelta": {"delta": delta}}
+            yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": stop}}
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"sunny in {city}.{NOTE}"
+
+
+def script(first: int, runs: int) -> list[dict[str, Any]]:
+    out = []
+    for k in range(first, first + runs):
+        use = {"toolUseId": f"call_{k}", "name": "get_weather", "input": {"city": f"City{k}"}}
+        answer = {"text": f"In City{k} it is sunny."}
+        out += [{"role": "assistant", "content": [{"toolUse": use}]},
+                {"role": "assistant", "content": [answer]}]  # fmt: skip
+    return out
+
+
+def question(k: int) -> str:
+    return f"What is the weather in City{k}? Asking about trip {k}."
+
+
+def chars(messages: list[dict[str, Any]]) -> int:
+    n = 0
+    for m in messages:
+        for b in m["content"]:
+            n += len(b.get("text", ""))
+            n += len(json.dumps(b["toolUse"]["input"])) if "toolUse" in b else 0
+            n += sum(len(c.get("text", "")) for c in b.get("toolResult", {}).get("content", []))
+    return n
+
+
+def check_sendable(messages: list[dict[str, Any]]) -> None:
+    """User first; every toolResult answers a toolUse of the assistant message right before
+    it; every toolUse is answered in the next message."""
+    assert messages[0]["role"] == "user"
+    pending: set[str] = set()
+    for m in messages:
+        results = [b["toolResult"]["toolUseId"] for b in m["content"] if "toolResult" in b]
+        assert set(results) == pending, (results, pending)
+        pending = {b["toolUse"]["toolUseId"] for b in m["content"] if "toolUse" in b}
+    assert not pending
+
+
+def make_agent(store: SQLiteStore, model: Scripted) -> tuple[Agent, ByheartMiddleware]:
+    repo = ByheartSessionRepository(store)
+    sessions = RepositorySessionManager(session_id="trip", session_repository=repo)
+    agent = Agent(model=model, tools=[get_weather], system_prompt="Be brief.",
+                  conversation_manager=NullConversationManager(), session_manager=sessions,
+                  callback_handler=None)  # fmt: skip
+    middleware = ByheartMiddleware(store, "trip-input", **SETTINGS)
+    agent.add_middleware(InvokeModelStage.Input, middleware)
+    return agent, middleware
+
+
+def check_calls(model: Scripted, agent: Agent, first: int) -> None:
+    for n, sent in enumerate(model.sent):
+        check_sendable(sent)
+        assert chars(sent) <= LIMIT
+        k = first + n // 2
+        if n % 2:  # after the tool round: the call and its result, native, last
+            assert sent[-2]["content"][-1]["toolUse"]["toolUseId"] == f"call_{k}"
+            result = sent[-1]["content"][0]["toolResult"]
+            assert result["content"] == [{"text": get_weather(city=f"City{k}")}]
+            kept = [m for m in agent.messages if m["content"][0].get("toolResult", {})
+                    .get("toolUseId") == f"call_{k}"]  # fmt: skip
+            assert sent[-1]["content"] == json.loads(json.dumps(kept[0]["content"]))
+        else:
+            assert sent[-1] == {"role": "user", "content": [{"text": question(k)}]}
+
+
+def test_agent_loop_across_a_reopened_store(tmp_path: Path) -> None:
+    path = tmp_path / "strands.db"
+    with SQLiteStore(path) as store:
+        model = Scripted(script(0, 6))
+        agent, middleware = make_agent(store, model)
+        for k in range(6):
+            assert str(agent(question(k))).strip() == f"In City{k} it is sunny."
+        check_calls(model, agent, 0)
+        assert middleware.last_result["mode"] == "assembled"
+        before = [{"role": m["role"], "content": m["content"]} for m in agent.messages]
+        before = json.loads(json.dumps(before))
+        assert len(before) == 24 and chars(before) > 2 * LIMIT
+    with SQLiteStore(path) as store:  # a restart: the session and the input reopened
+        model = Scripted(script(6, 2))
+        agent, middleware = make_agent(store, model)
+        again = [{"role": m["role"], "content": m["content"]} for m in agent.messages]
+        assert json.loads(json.dumps(again)) == before
+        for k in range(6, 8):
+            assert str(agent(question(k))).strip() == f"In City{k} it is sunny."
+        check_calls(model, agent, 6)
+        assert len(middleware.memory) == 24 + 8 - 1  # nothing filed twice
+        repo_memory = ByheartSessionRepository(store).memory("trip", agent.agent_id)
+        assert repo_memory is not None and len(repo_memory) == 32
+
+
+def test_middleware_keeps_the_agents_blocks() -> None:
+    middleware = ByheartMiddleware(Memory(budget=5_000))
+    use = {"toolUse": {"toolUseId": "t1", "name": "wx", "input": {"city": "Oslo"}}}
+    result = {"toolResult": {"toolUseId": "t1", "status": "error", "content": [{"json": {"e": 1}}]}}
+    messages = [{"role": "user", "content": [{"text": "Weather?"}]},
+                {"role": "assistant", "content": [{"text": "Checking."}, use]},
+                {"role": "user", "content": [result]}]  # fmt: skip
+    sent = middleware.compose(messages)
+    assert all(a is b for a, b in zip(sent, messages, strict=True))
+    assert middleware.compose(messages) == messages and len(middleware.memory) == 3
+    turn = middleware.memory.to_dict()["turns"][2]["tools"][0]
+    assert turn == {"type": "tool_result", "id": "t1", "output": '{"e": 1}', "is_error": True}
+
+
+def test_bad_sources_name_the_call() -> None:
+    with pytest.raises(TypeError, match="ByheartMiddleware"):
+        ByheartMiddleware("chats.db")
+    with pytest.raises(TypeError, match="ByheartSessionRepository"):
+        ByheartSessionRepository(Memory())
+
+
+@st.composite
+def converse_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Messages as a Strands agent holds them: questions, rounds of (parallel) toolUse
+    answered by toolResult blocks in one user message (text or JSON content, some errors),
+    answers; long texts to outgrow the budget."""
+    words = st.text(alphabet="abcdefgh ", min_size=1, max_size=400)
+    out: list[dict[str, Any]] = []
+    for r in range(draw(st.integers(1, 6))):
+        out.append({"role": "user", "content": [{"text": f"q{r} " + draw(words)}]})
+        for c in range(draw(st.integers(0, 2))):
+            ids = [f"t{r}.{c}.{k}" for k in range(draw(st.integers(1, 3)))]
+            uses = [{"toolUse": {"toolUseId": i, "name": "wx", "input": {"q": i}}} for i in ids]
+            results = [{"toolResult": {
+                "toolUseId": i, "status": draw(st.sampled_from(["success", "error"])),
+                "content": [draw(st.sampled_from([{"text": draw(words)}, {"json": {"v": 1}}]))],
+            }} for i in ids]  # fmt: skip
+            out += [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+        out.append({"role": "assistant", "content": [{"text": f"a{r} " + draw(words)}]})
+    return out
+
+
+@settings(max_examples=40)
+@given(converse_histories())
+def test_random_histories_are_sent_sendable_within_the_limit_with_the_agents_blocks(
+    messages: list[dict[str, Any]],
+) -> None:
+    middleware = ByheartMiddleware(Memory(**SETTINGS))
+    for end in range(1, len(messages) + 1):
+        if messages[end - 1]["role"] != "user":
+            continue  # the agent calls the model after a question or a round's results
+        sofar = messages[:end]
+        sent = middleware.compose(sofar)
+        check_sendable(sent)
+        assert middleware.last_result["size"] <= LIMIT
+        own = {id(b) for m in sofar for b in m["content"]}
+        for m in sent:
+            for b in m["content"]:
+                if "toolUse" in b or "toolResult" in b:
+                    assert id(b) in own  # the agent's own block, never made anew
+        last = len(middleware.memory) - 1
+        if (
+            "toolResult" in sofar[-1]["content"][0]
+            and last not in middleware.last_result["partial"]
+        ):
+            assert sent[-1] is sofar[-1] and sent[-2] is sofar[-2]

@@ -1,0 +1,329 @@
+"""Recall across one user's conversations: their stretches ranked as compose ranks a
+conversation's, returned verbatim with where and when they were said.
+
+Ranking is byheart's own (`ranking.bm25_ranked` over the user's `UserIndex`): BM25, the
+user-words index for questions about what the user said, neighbours' shares, the date boost
+for "when" questions and for the days a question names.  Stretches are taken best first while
+they fit the budget; the ones next to each other in a conversation are joined into one passage.
+The text is read from the rows at that moment, in a query that names the user again: what was
+deleted or blanked since is never returned, and no row of another user's can be.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from .._dates.resolve import parse_when, resolve_time
+from .._dates.spans import annotated_spans, without_annotations
+from .._retrieval import ranking
+from .._text.tokens import shared_tokenizer
+from .._turns.render import render_external, searchable
+from .._turns.settings import Tuning
+from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
+
+if TYPE_CHECKING:
+    from ._core import StoreCore
+
+# The stretch size a Memory with the default `chunk` (900) closes at: how many stretches fit a
+# budget, so how many the ranking scores exactly.
+_GRAIN = int(900 * Tuning().stretch_share)
+# Users whose indexes a store keeps in memory: a server recalling for many users rebuilds the
+# index of one not recalled for lately, instead of holding every user's.
+KEEP_USERS = 16
+_PASSAGE = (
+    "SELECT t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
+    "WHERE t.conv = ? AND c.user_id = ? AND t.idx >= ? AND t.idx <= ? ORDER BY t.idx"
+)
+
+
+class Recalled(TypedDict):
+    """One passage recalled from another conversation of the user, verbatim."""
+
+    conversation: str  # its id
+    turns: list[int]  # the turn indexes whose words it holds
+    when: str  # when it was said: the first turn's date, to the last's if they differ
+    text: str  # "role: words" a line per turn (or piece of a long turn), words verbatim
+    score: float  # the best of its stretches' ranking scores
+
+
+@dataclass
+class _Passage:
+    conv: int
+    name: str
+    stretches: list[int]  # document ids, in conversation order
+    score: float
+
+
+class Recaller:
+    """The indexes of the users recalled for last (at most `users`), kept by one store and
+    shared by its threads; the least recently recalled one is dropped for a new one."""
+
+    def __init__(self, tuning: Tuning | None = None, users: int = KEEP_USERS) -> None:
+        self.tuning = tuning or Tuning()
+        self.users = users
+        self._users: OrderedDict[str, UserIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def forget(self) -> None:
+        """Drop every index (the store closes)."""
+        with self._lock:
+            self._users.clear()
+
+    def _user(self, user: str, fresh: bool = False) -> UserIndex:
+        with self._lock:
+            found = self._users.get(user)
+            if found is None or fresh:
+                gap = max(1, self.tuning.context_width)
+                found = self._users[user] = UserIndex(user, shared_tokenizer(None), gap)
+            self._users.move_to_end(user)
+            while len(self._users) > self.users:
+                self._users.popitem(last=False)
+            return found
+
+    def recall(
+        self, store: StoreCore, query: str, user: str, budget: int, exclude: Iterable[str],
+        when: str | date | datetime | None,
+    ) -> list[Recalled]:  # fmt: skip
+        """The user's passages for `query`, best first, within `budget` characters."""
+        shown = resolve_time(query, when) if when is not None else query
+        ui = self._user(user)
+        with ui.lock:
+            _synced(store, ui)
+            if ui.dead > REBUILD_SHARE * max(1, len(ui.index)):
+                ui = self._user(user, fresh=True)
+                with ui.lock:
+                    _synced(store, ui)
+                    passages = _select(ui, shown, budget, set(exclude), self.tuning)
+            else:
+                passages = _select(ui, shown, budget, set(exclude), self.tuning)
+        return _read(store, user, ui, passages)
+
+
+def _synced(store: StoreCore, ui: UserIndex) -> None:
+    """`ui` brought up to date with the rows: what changed, then each changed conversation."""
+    dialect = store._dialect
+    where = (dialect.prefix, dialect.param)
+    with store._lock, store._transaction(dialect.read_begin) as conn:
+        changed = ui.changed(conn, *where)
+    for conv, seq in changed:
+        with store._lock, store._transaction(dialect.read_begin) as conn:
+            ui.follow(conn, *where, conv, seq)
+    if changed:
+        ui.warm()
+
+
+def _terms(ui: UserIndex, query: str) -> list[str]:
+    """The query's terms in the reading the user's stretches hold the largest share of (as
+    `Ranker.terms` picks it for one conversation)."""
+    readings = ui.tokenizer.readings(without_annotations(query))
+    if len(readings) <= 1:
+        return readings[0] if readings else []
+    rarest = ui.index.rarest
+    return max(readings, key=lambda r: len(rarest(r, len(r))) / max(1, len(set(r))))
+
+
+def _said_then(ui: UserIndex, query: str) -> Callable[[int], bool] | None:
+    spans = [(a.toordinal(), b.toordinal()) for a, b in annotated_spans(query)]
+    if not spans:
+        return None
+    lo, hi = ui.docs.day_lo, ui.docs.day_hi
+
+    def said_then(doc: int) -> bool:
+        return bool(lo[doc]) and any(lo[doc] <= b and a <= hi[doc] for a, b in spans)
+
+    return said_then
+
+
+def _select(
+    ui: UserIndex, query: str, budget: int, exclude: set[str], tuning: Tuning
+) -> list[_Passage]:
+    """The stretches that fit `budget`, best first, joined into passages."""
+    n = len(ui.docs)
+    if n == 0 or budget <= 0:
+        return []
+    left_out = {c.id for c in ui.convs.values() if c.name in exclude}
+    index = ui.index
+    if ranking.asked_speaker(query) == "user" and len(ui.user_index):
+        index = ui.user_index
+    terms = _terms(ui, query)
+    dated = ui.docs.dated.__getitem__
+    when, then = ranking.asks_when(query), _said_then(ui, query)
+    k = 8 + budget // _GRAIN
+    while True:
+        chosen, skipped = _fill(ui, ranking.bm25_ranked(
+            index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then,
+        ), budget, left_out, tuning)  # fmt: skip
+        # Tombstones and left-out conversations took places in the exactly scored head: score
+        # more, until the room is full or every stretch was looked at.
+        room = budget - sum(ui.docs.size[d] for d, _ in chosen)
+        if not skipped or room < _GRAIN or k >= len(index):
+            break
+        k *= 4
+    return _passages(ui, chosen)
+
+
+def _fill(
+    ui: UserIndex, ranked: Iterable[tuple[int, float]], budget: int, left_out: set[int],
+    tuning: Tuning,
+) -> tuple[list[tuple[int, float]], int]:  # fmt: skip
+    docs = ui.docs
+    alive, size, conv = docs.alive, docs.size, docs.conv
+    chosen: list[tuple[int, float]] = []
+    left, misfits, skipped = budget, 0, 0
+    for doc, score in ranked:
+        if score <= 0:
+            break  # the recency top-up: nothing in it matches the query
+        if doc >= len(alive) or not alive[doc] or conv[doc] in left_out or not size[doc]:
+            skipped += 1
+            continue
+        if size[doc] > left:
+            misfits += 1
+            if misfits >= tuning.misfits:
+                break
+            continue
+        misfits = 0
+        chosen.append((doc, score))
+        left -= size[doc]
+        if left < _GRAIN // 4:
+            break
+    return chosen, skipped
+
+
+def _passages(ui: UserIndex, chosen: list[tuple[int, float]]) -> list[_Passage]:
+    """Chosen stretches next to each other in one conversation, joined; best first."""
+    docs = ui.docs
+    score = dict(chosen)
+    by_conv: dict[int, list[int]] = {}
+    for doc, _ in chosen:
+        by_conv.setdefault(docs.conv[doc], []).append(doc)
+    out: list[_Passage] = []
+    place = docs.stretch
+    for conv_id, found in by_conv.items():
+        name = ui.convs[conv_id].name
+        ranked = sorted(found, key=place.__getitem__)
+        run = [ranked[0]]
+        for doc in ranked[1:]:
+            if place[doc] == place[run[-1]] + 1:
+                run.append(doc)
+            else:
+                out.append(_Passage(conv_id, name, run, max(map(score.__getitem__, run))))
+                run = [doc]
+        out.append(_Passage(conv_id, name, run, max(map(score.__getitem__, run))))
+    out.sort(key=lambda p: -p.score)
+    return out
+
+
+def _read(
+    store: StoreCore, user: str, ui: UserIndex, passages: Sequence[_Passage]
+) -> list[Recalled]:
+    """The passages' words as the rows hold them now (one read, the user named again)."""
+    if not passages:
+        return []
+    dialect, docs = store._dialect, ui.docs
+    sql = statement(_PASSAGE, dialect.prefix, dialect.param)
+    out: list[Recalled] = []
+    with store._lock, store._transaction(dialect.read_begin) as conn:
+        for p in passages:
+            first, last = p.stretches[0], p.stretches[-1]
+            span = (docs.first_turn[first], docs.first_piece[first],
+                    docs.last_turn[last], docs.last_piece[last])  # fmt: skip
+            rows = conn.execute(sql, (p.conv, user, span[0], span[2])).fetchall()
+            found = _rendered(rows, *span)
+            if found is not None:
+                text, turns, dates = found
+                out.append(Recalled(conversation=p.name, turns=turns, when=_span_of(dates),
+                                    text=text, score=p.score))  # fmt: skip
+    return out
+
+
+def _rendered(
+    rows: Sequence[Any], first: int, lo: int, last: int, hi: int
+) -> tuple[str, list[int], list[str]] | None:
+    """The rows' words from piece `lo` of turn `first` to piece `hi` of turn `last`, a line
+    per piece ("role: words"), with the turns they come from and their dates; None if none."""
+    lines: list[str] = []
+    turns: list[int] = []
+    dates: list[str] = []
+    for idx, raw in rows:
+        idx = int(idx)
+        turn, _opens, cuts = record_turn(raw, idx)
+        if turn.silent:
+            continue
+        text = searchable(turn)
+        bounds = [0, *cuts, len(text)]
+        start = lo if idx == first else 0
+        end = min(hi + 1 if idx == last else len(bounds) - 1, len(bounds) - 1)
+        if start >= end:
+            continue
+        lines.append(f"{turn.role}: {text[bounds[start] : bounds[end]]}")
+        turns.append(idx)
+        if turn.when:
+            dates.append(turn.when)
+    return ("\n".join(lines), turns, dates) if lines else None
+
+
+def _span_of(dates: list[str]) -> str:
+    if not dates:
+        return ""
+    return dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+
+
+def source_line(found: Recalled) -> str:
+    """How a passage is named in the material compose sends: which conversation, when."""
+    turns = found["turns"]
+    where = f"turn {turns[0]}" if len(turns) == 1 else f"turns {turns[0]}-{turns[-1]}"
+    when = f", {found['when']}" if found["when"] else ""
+    return f"the user's conversation {found['conversation']!r}{when}, {where}"
+
+
+def check_when(call: str, when: object) -> None:
+    """A `when` recall can resolve a question's relative dates against, or None."""
+    if when is None:
+        return
+    if not isinstance(when, (str, date)):
+        raise TypeError(f"{call}: when must be a str, date or datetime, got {type(when).__name__}")
+    if parse_when(when) is None:
+        raise ValueError(
+            f"{call}: cannot read a date in when={when!r}; pass e.g. '8 May 2023', an ISO "
+            "date or a date object, or None to leave relative dates unresolved"
+        )
+
+
+class RecallSource:
+    """The user's other conversations as outside material: ``Memory(external=source)``.
+
+    Called by compose with the query (rule 4: what it returns is admitted only when it
+    outscores the conversation's own best stretch, and arrives last, framed as material).
+    ``last`` holds what the latest call recalled.
+    """
+
+    def __init__(
+        self, recall: Callable[..., list[Recalled]], user: str | None, exclude: Sequence[str],
+        budget: int, when: str | date | datetime | None,
+    ) -> None:  # fmt: skip
+        self._recall = recall
+        self.user = user
+        self.exclude = tuple(exclude)
+        self.budget = budget
+        self.when = when  # what relative dates in a query are read against (None: not read)
+        self.last: list[Recalled] = []
+
+    def __call__(self, query: str) -> list[dict[str, str]]:
+        # The frame (a marker, a source line per passage) counts against the budget too:
+        # asked again with less room while the framed material would pass it.
+        room = self.budget
+        for _ in range(3):
+            self.last = self._recall(
+                query, user=self.user, budget=room, exclude=self.exclude, when=self.when
+            )
+            pairs = [(found["text"], source_line(found)) for found in self.last]
+            over = len(render_external(pairs)) - self.budget if pairs else 0
+            if over <= 0 or room <= over:
+                break
+            room -= over
+        return [{"text": text, "source": source} for text, source in pairs]

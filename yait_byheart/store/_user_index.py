@@ -1,0 +1,339 @@
+"""One user's stretches across all their stored conversations, indexed for recall.
+
+The stretches are the ones each conversation's Memory made: every stored turn record carries
+its pieces' cuts and which piece opened a stretch (`opens`), so reading the rows in order gives
+them back without building a Memory.  Document ids are handed out in blocks per conversation,
+with `context_width` unused ids after each block: the ranking lends a stretch's score to its
+neighbours by id, and a neighbour must be a stretch of the same conversation.
+
+The index follows the store as a bound Memory does: `sync` reads the user's conversations and
+their sequence numbers (one small query), then only the rows each one gained since.  A deleted
+conversation's stretches, and the old version of a stretch a redaction changed, become
+tombstones: never returned, and dropped by a rebuild once they pass a quarter of the index
+(their postings still weigh in the statistics until then).
+"""
+
+from __future__ import annotations
+
+import threading
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._dates.resolve import parse_when
+from .._record.state import read_turn
+from .._retrieval.bm25 import Index
+from .._retrieval.ranker import Ranker
+from .._text.tokens import Tokenizer
+from .._turns.render import Turn, searchable
+from ._rows import loads
+
+# A conversation's first block of ids; each further block doubles, so a conversation with n
+# stretches spends at most about 2n ids (and an id costs 4 bytes in the index).
+_FIRST_BLOCK = 16
+# Tombstones past this share of the indexed stretches make the next recall rebuild the index.
+REBUILD_SHARE = 0.25
+_REDACTED = '%"redacted":true%'
+# Posting lists this long are grouped by `Index.head` (its `_BANDED`): `warm` groups them early.
+WARM_FROM = 512
+
+_USER_CONVS = "SELECT id, name, seq FROM {s}conversations WHERE user_id = ?"
+_ROWS_FROM = "SELECT idx, record FROM {s}turns WHERE conv = ? AND idx >= ? ORDER BY idx"
+_ROWS_BETWEEN = (
+    "SELECT idx, record FROM {s}turns WHERE conv = ? AND idx >= ? AND idx <= ? ORDER BY idx"
+)
+_REDACTED_ROWS = "SELECT idx FROM {s}turns WHERE conv = ? AND idx < ? AND record LIKE ?"
+
+
+def statement(template: str, prefix: str, param: str) -> str:
+    """`template` in one dialect: `prefix` before table names, `param` for each ``?``."""
+    return template.format(s=prefix).replace("?", param)
+
+
+def record_turn(raw: object, idx: int) -> tuple[Turn, list[bool], list[int]]:
+    """A stored row as (turn, opens, cuts); an unreadable row reads as a silent turn (recall
+    only reads: `check` and `repair` are what name and set aside a damaged row)."""
+    try:
+        turn, opens, cuts = read_turn(loads(raw), idx)
+    except (ValueError, TypeError, KeyError):
+        return Turn("user", "", "", redacted=True), [False], []
+    return turn, list(opens or [False]), cuts
+
+
+@dataclass
+class Open:
+    """The words of a conversation's last stretch, which the next turns may extend."""
+
+    user: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+    every: dict[str, int] = field(default_factory=dict)
+    mine: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Conv:
+    """What the index holds of one conversation."""
+
+    id: int
+    name: str
+    seq: int = -1  # none read yet (an imported conversation is stored at seq 0)
+    turns: int = 0  # rows read
+    docs: array[int] = field(default_factory=lambda: array("i"))  # stretch k's document id
+    firsts: array[int] = field(default_factory=lambda: array("i"))  # stretch k's first turn
+    next_id: int = 0
+    block_end: int = 0
+    block: int = _FIRST_BLOCK // 2
+    last: Open = field(default_factory=Open)
+    redacted: set[int] = field(default_factory=set)
+
+
+class Docs:
+    """Per document id: its conversation, where it starts and ends, size, days, liveness."""
+
+    def __init__(self) -> None:
+        self.conv = array("q")  # ids of conversations (bigint in PostgreSQL)
+        self.first_turn = array("i")  # turn indexes, piece numbers, sizes, day ordinals: int32
+        self.first_piece = array("i")
+        self.last_turn = array("i")
+        self.last_piece = array("i")
+        self.size = array("i")
+        self.day_lo = array("i")
+        self.day_hi = array("i")
+        self.stretch = array("i")  # its place among its conversation's stretches
+        self.dated = bytearray()
+        self.alive = bytearray()
+
+    def __len__(self) -> int:
+        return len(self.alive)
+
+    def grow(self, n: int) -> None:
+        more = n - len(self.alive)
+        if more <= 0:
+            return
+        for column in (self.conv, self.first_turn, self.first_piece, self.last_turn,
+                       self.last_piece, self.size, self.day_lo, self.day_hi,
+                       self.stretch):  # fmt: skip
+            column.extend([0] * more)
+        self.dated.extend(bytes(more))
+        self.alive.extend(bytes(more))
+
+    def start(self, doc: int, conv: int, k: int, turn: int, piece: int) -> None:
+        self.conv[doc], self.first_turn[doc], self.first_piece[doc] = conv, turn, piece
+        self.stretch[doc] = k
+        self.last_turn[doc], self.last_piece[doc] = turn, piece
+        self.size[doc], self.day_lo[doc], self.day_hi[doc], self.dated[doc] = 0, 0, 0, 0
+
+
+class UserIndex:
+    """The stretches of one user's conversations (see the module docstring)."""
+
+    def __init__(self, user: str, tokenizer: Tokenizer, gap: int) -> None:
+        self.user = user
+        self.tokenizer = tokenizer
+        self.gap = max(1, gap)
+        self.index = Index()
+        self.user_index = Index()  # the user's own words of each stretch that has some
+        self.docs = Docs()
+        self.convs: dict[int, Conv] = {}
+        self.next_block = 0  # the first id no block holds
+        self.dead = 0
+        self.warmed = 0  # stretches indexed when `warm` last ran
+        self.lock = threading.Lock()
+        self._days: dict[str, int] = {}
+
+    # -- following the store --------------------------------------------------------------
+
+    def changed(self, conn: Any, prefix: str, param: str) -> list[tuple[Conv, int]]:
+        """The user's conversations as stored now (`conn`: a read transaction): deleted ones
+        are dropped here; those whose sequence number moved are returned with it, for
+        `follow` (each in a transaction of its own, so no read holds the store long)."""
+        rows = conn.execute(statement(_USER_CONVS, prefix, param), (self.user,)).fetchall()
+        live = {int(r[0]): (str(r[1]), int(r[2])) for r in rows}
+        for gone in [c for c in self.convs if c not in live]:
+            self._drop(self.convs.pop(gone))
+        out = []
+        for conv_id, (name, seq) in live.items():
+            conv = self.convs.get(conv_id)
+            if conv is not None and conv.name != name:  # an id reused for another conversation
+                self._drop(self.convs.pop(conv_id))
+                conv = None
+            if conv is None:
+                conv = self.convs[conv_id] = Conv(conv_id, name)
+            if conv.seq != seq:
+                out.append((conv, seq))
+        return out
+
+    def follow(self, conn: Any, prefix: str, param: str, conv: Conv, seq: int) -> None:
+        """Read what `conv` gained since its sequence number was last seen, up to `seq`.
+
+        Rows read in a later transaction than `seq` may hold more than `seq` says: the next
+        call then finds no new rows for the rest of the bump, looks for redactions, and finds
+        only those it already knows."""
+        if conv.id not in self.convs:
+            return  # dropped meanwhile
+        known = conv.turns
+        new = conn.execute(statement(_ROWS_FROM, prefix, param), (conv.id, known)).fetchall()
+        if conv.seq >= 0 and seq - conv.seq > len(new):  # a redaction (or a repair) since
+            found = conn.execute(
+                statement(_REDACTED_ROWS, prefix, param), (conv.id, known, _REDACTED)
+            ).fetchall()
+            for idx in sorted(int(r[0]) for r in found):
+                if idx not in conv.redacted:
+                    conv.redacted.add(idx)
+                    self._reindex_turn(conn, prefix, param, conv, idx)
+        self._extend(conv, [(int(i), raw) for i, raw in new])
+        conv.seq = seq
+
+    def warm(self) -> None:
+        """Group each long posting list for `Index.head` now, not on its term's first query,
+        once the index has grown a tenth since the last time: a recall of a term never asked
+        before then costs what one of a term asked before does (docs/benchmarks.md, "Recall
+        across conversations")."""
+        if len(self.index) < max(WARM_FROM, self.warmed * 1.1):
+            return
+        self.warmed = len(self.index)
+        for index in (self.index, self.user_index):
+            # Index has no public way to list its terms; `_postings` is its term -> list map.
+            long = [
+                t for t, e in index._postings.items() if len(e) >= WARM_FROM and e.bands is None
+            ]
+            for term in long:
+                index.head([term], 1)
+
+    def _drop(self, conv: Conv) -> None:
+        alive = self.docs.alive
+        for doc in conv.docs:
+            if alive[doc]:
+                alive[doc] = 0
+                self.dead += 1
+
+    # -- stretches -------------------------------------------------------------------------
+
+    def _new_id(self, conv: Conv) -> int:
+        if conv.next_id >= conv.block_end:
+            conv.block *= 2
+            conv.next_id = self.next_block
+            conv.block_end = conv.next_id + conv.block
+            self.next_block = conv.block_end + self.gap
+            self.docs.grow(self.next_block)
+        doc = conv.next_id
+        conv.next_id += 1
+        return doc
+
+    def _extend(self, conv: Conv, rows: list[tuple[int, Any]]) -> None:
+        """Add turns `rows` (the next ones, in order) to the conversation's stretches."""
+        if not rows:
+            return
+        docs = self.docs
+        touched = conv.docs[-1] if conv.docs else -1
+        if touched >= 0 and docs.alive[touched]:
+            self._unindex(touched, conv.last)
+        for idx, raw in rows:
+            if idx != conv.turns:  # rows missing (edited outside): read no further
+                break
+            turn, opens, cuts = record_turn(raw, idx)
+            if turn.redacted:
+                conv.redacted.add(idx)
+            text = searchable(turn)
+            bounds = [0, *cuts, len(text)]
+            for piece in range(len(bounds) - 1):
+                if not conv.docs or (piece < len(opens) and opens[piece]):
+                    if conv.docs:
+                        self._index(conv.docs[-1], conv.last)
+                    doc = self._new_id(conv)
+                    docs.start(doc, conv.id, len(conv.docs), idx, piece)
+                    conv.docs.append(doc)
+                    conv.firsts.append(idx)
+                    conv.last = Open()
+                self._add_piece(conv.docs[-1], conv.last, turn, idx, piece,
+                                text[bounds[piece] : bounds[piece + 1]])  # fmt: skip
+            conv.turns = idx + 1
+        if conv.docs:
+            self._index(conv.docs[-1], conv.last)
+
+    def _add_piece(self, doc: int, words: Open, turn: Turn, idx: int, piece: int,
+                   body: str) -> None:  # fmt: skip
+        docs = self.docs
+        docs.last_turn[doc], docs.last_piece[doc] = idx, piece
+        if turn.silent:
+            return
+        (words.user if turn.role == "user" else words.other).append(body)
+        docs.size[doc] += len(turn.role) + 3 + len(body)  # "role: body" and a line break
+        if len(turn.shown) != len(turn.text):
+            docs.dated[doc] = 1
+        day = self._day(turn.when)
+        if day:
+            lo, hi = docs.day_lo[doc], docs.day_hi[doc]
+            docs.day_lo[doc] = day if not lo else min(lo, day)
+            docs.day_hi[doc] = max(hi, day)
+
+    def _day(self, when: str) -> int:
+        if not when:
+            return 0
+        day = self._days.get(when)
+        if day is None:
+            parsed = parse_when(when)
+            day = self._days[when] = parsed.toordinal() if parsed else 0
+        return day
+
+    def _index(self, doc: int, words: Open) -> None:
+        counts = self.tokenizer.counts_of
+        words.every, words.mine = Ranker._merged(counts(words.user), counts(words.other))
+        self.index.add(doc, words.every)
+        if words.mine:
+            self.user_index.add(doc, words.mine)
+        self.docs.alive[doc] = 1
+
+    def _unindex(self, doc: int, words: Open) -> None:
+        self.index.remove(doc, words.every)
+        if doc in self.user_index:
+            self.user_index.remove(doc, words.mine)
+        self.docs.alive[doc] = 0
+
+    def _reindex_turn(self, conn: Any, prefix: str, param: str, conv: Conv, idx: int) -> None:
+        """Turn `idx` was blanked: each stretch holding it is indexed again, under a new id,
+        from its rows as they are now; the old id becomes a tombstone."""
+        docs = self.docs
+        k = bisect_right(conv.firsts, idx) - 1
+        holding = []
+        while k >= 0 and docs.last_turn[conv.docs[k]] >= idx:
+            holding.append(k)
+            k -= 1
+        for j in holding:
+            self._rebuild_stretch(conn, prefix, param, conv, j)
+
+    def _rebuild_stretch(self, conn: Any, prefix: str, param: str, conv: Conv, k: int) -> None:
+        docs, old = self.docs, conv.docs[k]
+        first, last = docs.first_turn[old], docs.last_turn[old]
+        lo, hi = docs.first_piece[old], docs.last_piece[old]
+        rows = conn.execute(
+            statement(_ROWS_BETWEEN, prefix, param), (conv.id, first, last)
+        ).fetchall()
+        if docs.alive[old]:
+            # A tombstone: its postings stay (the words it was indexed with are gone from the
+            # rows, so it cannot be taken out term by term) until the next rebuild.
+            docs.alive[old] = 0
+            self.dead += 1
+        doc = self._new_id(conv)
+        conv.docs[k] = doc
+        docs.start(doc, conv.id, k, first, lo)
+        words = Open()
+        for idx, raw in rows:
+            turn, _opens, cuts = record_turn(raw, int(idx))
+            text = searchable(turn)
+            bounds = [0, *cuts, len(text)]
+            for piece in _pieces(int(idx), len(bounds) - 1, first, lo, last, hi):
+                self._add_piece(doc, words, turn, int(idx), piece,
+                                text[bounds[piece] : bounds[piece + 1]])  # fmt: skip
+        docs.last_turn[doc], docs.last_piece[doc] = last, hi
+        self._index(doc, words)
+        if k == len(conv.docs) - 1:
+            conv.last = words
+
+
+def _pieces(idx: int, parts: int, first: int, lo: int, last: int, hi: int) -> range:
+    """The pieces of turn `idx` (of `parts`) inside a stretch from (first, lo) to (last, hi)."""
+    start = lo if idx == first else 0
+    end = hi + 1 if idx == last else parts
+    return range(start, min(end, parts))
