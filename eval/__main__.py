@@ -24,6 +24,9 @@ COMMANDS: dict[str, Command] = {
     "longmemeval": Command("eval.longmemeval.cli", "LongMemEval_s: evidence turns sent, live"),
     "ablate": Command("eval.ablate", "LoCoMo recall per Tuning override (the ablation table)"),
     "bench-live": Command("eval.bench_live", "live-loop speed and memory, issue 19's floors"),
+    "bench-cold": Command(
+        "eval.bench_cold", "cold path vs a plain BM25; a fresh process per request"
+    ),
     "bench-store": Command("eval.bench_store", "durable store speed (SQLite, PostgreSQL)"),
     "bench-recall": Command(
         "eval.bench_recall", "recall across 1,000 conversations of one user: speed, memory"

@@ -6,7 +6,7 @@
 For each backend (SQLite in a temporary folder; PostgreSQL in a throwaway schema when a DSN is
 given or ``BYHEART_TEST_PG_DSN`` is set) and each number of processes, every process opens one
 shared conversation (a new one each round) and, once all are ready, runs its operations on it
-(``eval/concurrency_worker.py``):
+(``python -m eval.concurrency_worker``):
 
 * ``appends``: ``--append-ops`` appends each (a 200-append run of one writer lasts a few
   hundredths of a second: too short to time), each with a key;
@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eval.concurrency_worker import writer_text
+
 ROOT = Path(__file__).resolve().parent.parent
-WORKER = Path(__file__).resolve().parent / "concurrency_worker.py"
-sys.path.insert(0, str(WORKER.parent))
-from concurrency_worker import writer_text  # noqa: E402
+WORKER = "eval.concurrency_worker"  # run as a module from ROOT: no path edits anywhere
 
 WORKLOADS = {"appends": 1.0, "mixed": 0.5, "composes": 0.0}
 _PRELOAD = 200  # turns in the conversation before a composes-only round
@@ -76,7 +76,7 @@ class Worker:
 def spawn(backend: Backend, conversation: str, writer: str, ops: int, mix: float,
           first: int = 0) -> subprocess.Popen[str]:  # fmt: skip
     """A worker process, started and ready (it waits for "go" on stdin)."""
-    args = [sys.executable, str(WORKER), backend.kind, backend.location, backend.schema,
+    args = [sys.executable, "-m", WORKER, backend.kind, backend.location, backend.schema,
             conversation, writer, str(ops), str(mix), str(first)]  # fmt: skip
     path = [p for p in (os.environ.get("PYTHONPATH"), str(ROOT)) if p]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}

@@ -1,6 +1,6 @@
 """A writer process for eval/bench_concurrency.py and tests/test_store_concurrency.py.
 
-    python eval/concurrency_worker.py BACKEND LOCATION SCHEMA CONVERSATION WRITER OPS MIX [FIRST]
+    python -m eval.concurrency_worker BACKEND LOCATION SCHEMA CONVERSATION WRITER OPS MIX [FIRST]
 
 Opens CONVERSATION (``sqlite``: LOCATION a file; ``postgres``: LOCATION a DSN, SCHEMA its
 schema), prints ``ready`` and waits for a line on stdin (so that every writer starts at once),

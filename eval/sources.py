@@ -20,6 +20,10 @@ XQUAD = (
     "google-deepmind/xquad GitHub repository (https://github.com/google-deepmind/xquad) "
     "and pass their folder with --data DIR"
 )
+LONGMEMEVAL = (
+    "LongMemEval is not shipped: get longmemeval_s_cleaned.json from the LongMemEval release "
+    "by Wu et al. (github.com/xiaowu0162/LongMemEval) and pass it with --data PATH"
+)
 MISSING = 2  # the exit code: the command was not given what it needs
 
 

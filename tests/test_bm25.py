@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from yait_byheart import BM25
 from yait_byheart._retrieval import bm25
+from yait_byheart._retrieval import head as _head
+from yait_byheart._retrieval import postings as _postings
 from yait_byheart._retrieval import ranking as _ranking
 from yait_byheart._retrieval.bm25 import Index, idf, term_weight
 from yait_byheart._text import words as _words
@@ -290,9 +292,9 @@ def _head_both_ways(
     index: Index, query: list[str], k: int
 ) -> tuple[list[tuple[float, int]], dict[int, float], list[tuple[float, int]]]:
     """head() with every list kept in (tf, length) groups, and with none (a full walk)."""
-    with mock.patch.object(bm25, "_BANDED", 1):
+    with mock.patch.object(_head, "_BANDED", 1):
         pruned, scores, _ = index.head(query, k)
-    with mock.patch.object(bm25, "_BANDED", 1 << 40):
+    with mock.patch.object(_head, "_BANDED", 1 << 40):
         walked, _, _ = index.head(query, k)
     return pruned, scores, walked
 
@@ -316,7 +318,7 @@ def test_neighbours_of_a_complete_head_score_as_if_each_were_scored_exactly() ->
                 index.add(i, Counter(drawn))
         query = [rng.choice(vocabulary) for _ in range(rng.randint(1, 5))]
         k = rng.randint(1, 6)
-        with mock.patch.object(bm25, "_BANDED", 1):  # grouped lists: the pruned path
+        with mock.patch.object(_head, "_BANDED", 1):  # grouped lists: the pruned path
             head, scores, complete = index.head(query, k)
             got = _ranking.with_neighbours(index, query, head, scores, n, k, tuning, complete)
         # The reference: every stretch of the head and around it scored exactly, plus shares.
@@ -459,7 +461,7 @@ def test_the_index_answers_exactly_as_a_plain_dict_index(
     """Adds in any id order, removals, counts above a byte, ids above two bytes, every path
     (grouped lists or not, byte columns or not): scores, exact, head, holding, statistics and
     a dump's reload all give exactly what the dict-based reference gives, floats included."""
-    with mock.patch.object(bm25, "_BANDED", banded), mock.patch.object(bm25, "_DENSE", dense):
+    with mock.patch.object(_head, "_BANDED", banded), mock.patch.object(_postings, "_DENSE", dense):
         index, ref = Index(), _DictIndex()
 
         def check(target: Index, query: list[str], k: int) -> None:
@@ -507,7 +509,7 @@ def test_the_index_answers_exactly_as_a_plain_dict_index(
 def test_a_document_taken_out_and_back_without_a_term_leaves_no_trace_of_it() -> None:
     """A term's byte column (built by a query) forgets a removed document, so re-adding the
     id without the term does not score it; a count above a byte then drops the column."""
-    with mock.patch.object(bm25, "_DENSE", 1 << 40):
+    with mock.patch.object(_postings, "_DENSE", 1 << 40):
         index, ref = Index(), _DictIndex()
         for d in range(8):
             ref.docs[d] = {"alpha": 1 + d % 2, "beta": 1}
@@ -540,7 +542,7 @@ def test_a_dump_of_the_previous_layout_loads_with_its_lists_sorted() -> None:
     table = b"oven\ndeck"
     old = b"".join(
         (
-            bm25._DUMP_HEADER.pack(b"BHIX", 3, 2, 4, len(table)),
+            _postings._DUMP_HEADER.pack(b"BHIX", 3, 2, 4, len(table)),
             u32_bytes([2, 0, 1]),  # documents as they came
             u32_bytes([1, 4, 2]),  # their lengths
             u32_bytes([2, 2]),  # postings per term
@@ -559,7 +561,7 @@ def test_a_dump_of_the_previous_layout_loads_with_its_lists_sorted() -> None:
         Index.load(twice)
 
 
-@pytest.mark.parametrize("n", [1, 50, 300, bm25._SORTED_KTH, bm25._SORTED_KTH + 1, 6000])
+@pytest.mark.parametrize("n", [1, 50, 300, _head._SORTED_KTH, _head._SORTED_KTH + 1, 6000])
 @pytest.mark.parametrize("k", [1, 74, 200])
 def test_head_of_a_large_score_table_is_the_k_best_pairs(n: int, k: int) -> None:
     # Both ways of finding the k-th score (a sort up to _SORTED_KTH values, heapq beyond),
@@ -568,8 +570,8 @@ def test_head_of_a_large_score_table_is_the_k_best_pairs(n: int, k: int) -> None
     scores = {d: float(rng.randrange(60)) for d in rng.sample(range(3 * n), n)}
     k = min(k, n)
     expected = sorted(((s, d) for d, s in scores.items()), reverse=True)[:k]
-    assert bm25._head_of(scores, k) == expected
-    assert bm25._kth_largest(scores.values(), k) == expected[-1][0]
+    assert _head._head_of(scores, k) == expected
+    assert _head._kth_largest(scores.values(), k) == expected[-1][0]
 
 
 def test_terms_are_summed_in_the_same_order_in_every_process() -> None:
@@ -594,3 +596,23 @@ def test_terms_are_summed_in_the_same_order_in_every_process() -> None:
         for seed in range(6)
     }  # fmt: skip
     assert len(printed) == 1
+
+
+def test_a_loaded_index_cuts_out_only_the_lists_it_uses() -> None:
+    # A fresh process reopening a conversation composes once: it needs a few of the index's
+    # lists, and building every term's `Postings` cost a fifth of its reopening.
+    index = Index()
+    for i in range(40):
+        index.add(i, {f"w{i}": 1, f"w{i + 1}": 2, "common": 1 + i % 3})
+    loaded = Index.load(index.dump())
+    packed = loaded._packed
+    assert packed is not None and len(packed.where) == 42
+    assert loaded.rarest(["w3", "common", "nope"]) == ["w3", "common"]  # df, nothing cut
+    assert loaded.document_frequency("common") == 40 and len(packed.where) == 42
+    assert loaded.head(["w3"], 2) == index.head(["w3"], 2)
+    assert loaded.exact([1, 2, 3], ["common"]) == index.exact([1, 2, 3], ["common"])
+    assert sorted(set(loaded._postings) - set(packed.where)) == ["common", "w3"]
+    loaded.add(40, {"w40": 1, "new": 1})  # a change cuts out the lists it touches
+    index.add(40, {"w40": 1, "new": 1})
+    assert "w40" not in packed.where and loaded.scores(["w40"]) == index.scores(["w40"])
+    assert loaded.dump() == index.dump() and loaded._packed is None  # every list, in order

@@ -43,9 +43,9 @@ def test_an_unknown_benchmark_exits_2_with_the_list(capsys: pytest.CaptureFixtur
 
 def test_every_command_is_a_module_with_main_argv() -> None:
     expected = {
-        "locomo", "xquad", "longmemeval", "ablate", "bench-live", "bench-store", "bench-recall",
-        "bench-concurrency", "query-cost", "fuzz-time", "fuzz-tokens", "time-langs", "semantic",
-        "minilm", "ab-revision", "embed-cache",
+        "locomo", "xquad", "longmemeval", "ablate", "bench-live", "bench-cold", "bench-store",
+        "bench-recall", "bench-concurrency", "query-cost", "fuzz-time", "fuzz-tokens",
+        "time-langs", "semantic", "minilm", "ab-revision", "embed-cache",
     }  # fmt: skip
     assert set(COMMANDS) == expected
     for name, command in COMMANDS.items():

@@ -13,10 +13,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LOCOMO = "snap-research/locomo GitHub repository"
 XQUAD = "google-deepmind/xquad GitHub repository"
+LONGMEMEVAL = "xiaowu0162/LongMemEval"
 # Every `python -m eval` command that reads a data set, and where that data comes from.
 # (`longmemeval` says where LongMemEval comes from: tests/test_eval_longmemeval.py.)
 READERS = {"locomo": LOCOMO, "ablate": LOCOMO, "minilm": LOCOMO, "query-cost": LOCOMO,
-           "xquad": XQUAD, "embed-cache": LOCOMO}  # fmt: skip
+           "xquad": XQUAD, "embed-cache": LOCOMO, "bench-cold": LONGMEMEVAL}  # fmt: skip
 # Arguments a command needs before --data (embed-cache names the benchmark it embeds).
 FIRST = {"embed-cache": ["locomo"]}
 

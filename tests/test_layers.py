@@ -19,6 +19,7 @@ LAYERS: list[set[str]] = [
     {"_compose"},
     {"_record"},
     {"protocols"},
+    {"_follow"},
     {"memory"},
     {"__init__", "bm25", "store", "providers", "semantic", "integrations"},
     {"mcp_server"},

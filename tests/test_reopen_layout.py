@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import yait_byheart.memory as memory_module
+import yait_byheart._follow.follower as follower_module
 from yait_byheart import Memory, Tuning
 from yait_byheart._retrieval import snapshot
 from yait_byheart._turns.conversation import Conversation, restore
@@ -76,7 +76,7 @@ def inside(mem: Memory) -> dict[str, Any]:
         "stretch_sizes": list(c.stretch_sizes),
         "open": (c.open_start, c.open_size, c.total_size, c.silent_entries),
         "tools": [list(d.items()) for d in (c.open_calls, c.calls, c.answered)],
-        "keys": (sorted(mem._keys.items()), sorted(mem._key_at.items())),
+        "keys": (sorted(mem._follower.keys.items()), sorted(mem._follower.key_at.items())),
         "index": (len(mem._ranker.index), len(mem._ranker.user_index)),
         "joins": [c.join_saving(k) for k in range(1, len(c.starts))],
     }
@@ -92,7 +92,7 @@ def restored(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(len(turns))
         restore(conv, turns, *args)
 
-    monkeypatch.setattr(memory_module, "restore", spy)
+    monkeypatch.setattr(follower_module, "restore", spy)
     return calls
 
 
@@ -171,6 +171,26 @@ def test_a_layout_from_other_settings_or_turns_is_ignored(restored: list[int]) -
         again = Memory.from_dict(changed, index_snapshot=layout)
         assert inside(again) == inside(Memory.from_dict(changed))
     assert restored == []
+
+
+def test_a_tuning_field_added_later_keeps_the_stored_layouts(restored: list[int]) -> None:
+    # The key as every snapshot since layouts were kept carries it (the repr of the Tuning of
+    # that time): a field added since (rank_fusion) must neither enter it nor drop a layout.
+    shape = Memory(budget=3_000, chunk=300)._conv.shape
+    older = (
+        "3000 300 Tuning(stretch_share=0.3333333333333333, stretches_per_budget=20.0, "
+        "cut_over=2.0, max_stretch_share=0.5, close_at_any_turn=False, context_weight=1.0, "
+        "context_width=1, date_boost=0.25, query_terms=8, common_share=1.0, shared_score=0.65, "
+        "strong_join=0.75, rank_offset=10, recency_fill_scan=200, misfits=32, cache_write=1.25, "
+        "cache_read=0.1, mean_over_budget=2.0)"
+    )
+    assert snapshot._shape_key(shape) == older.encode()
+    mem = Memory(budget=3_000, chunk=300)
+    talk(mem, 120)
+    data = round_trip(mem.to_dict())
+    layout = mem.index_snapshot(layout=True)
+    Memory.from_dict(data, index_snapshot=layout, tuning=Tuning(rank_fusion=True))
+    assert restored == [len(mem)]
 
 
 def test_a_reader_that_cuts_what_the_writer_did_not_restores_its_own_cuts(

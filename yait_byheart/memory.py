@@ -16,77 +16,34 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 from ._compose import checks
 from ._compose.composer import Composer, Request
 from ._compose.external import Admission
+from ._follow.follower import Follower, check_key
 from ._record import load
 from ._record import state as _state
 from ._retrieval import snapshot
 from ._retrieval.ranker import Ranker
 from ._text.tokens import shared_tokenizer
-from ._turns.conversation import Conversation, Layout, Shape, restore
+from ._turns.conversation import Conversation, Shape
 from ._turns.ingest import check_date_order, make_turn
 from ._turns.render import SAID, Turn
 from ._turns.settings import Tuning
 from ._turns.tools import check_pairs, read_item, split_message
-from .protocols import (
-    Boundaries,
-    ComposeResult,
-    External,
-    Journal,
-    Retriever,
-    SharedJournal,
-    StoredTurns,
-)
+from .protocols import Boundaries, ComposeResult, External, Journal, Retriever
 
 _CONFIG = ("budget", "chunk", "stability", "external_margin", "external_share", "external_max",
            "resolve_time", "date_order", "ceiling", "language")  # fmt: skip
 _CALLABLES = ("measure", "retriever", "boundaries", "external")
 # The settings a kept context was chosen under: another reader's context is kept only if equal.
 _FITS = ("budget", "chunk", "stability", "ceiling")
-# Longest idempotency key: item ids and hashes are far shorter; a key is kept in every record.
-MAX_KEY = 1_000
-
-
-@dataclass(slots=True)
-class _Staged:
-    """A turn ready to store: its index and layout, decided without storing it."""
-
-    index: int
-    turn: Turn
-    layout: Layout
-    key: str | None
-
-    @property
-    def record(self) -> dict[str, Any]:
-        """The turn as saved: built only for a journal, an append without one needs none."""
-        return _state.turn_record(self.turn, self.layout.opens, self.layout.cuts, self.key)
 
 
 def _no_check() -> None:
     """What `append` checks once the turn is made: nothing (its text pairs with no call)."""
-
-
-def _check_key(call: str, key: object) -> str | None:
-    if key is None:
-        return None
-    if not isinstance(key, str):
-        raise TypeError(f"{call}: key must be a str or None, got {type(key).__name__}")
-    if not key or len(key) > MAX_KEY:
-        raise ValueError(
-            f"{call}: key must be 1 to {MAX_KEY:,} characters, got {len(key):,}; pass the "
-            f"message's own id (an item id, a hash of the request) or None"
-        )
-    return key
-
-
-def _excerpt(turn: Turn) -> str:
-    text = turn.text if len(turn.text) <= 60 else turn.text[:57] + "..."
-    return f"{turn.role}: {text!r}"
 
 
 class Memory:
@@ -188,12 +145,8 @@ class Memory:
             self._conv, self._ranker, stability=self.stability, ceiling=self.ceiling,
             external=external, admission=admission,
         )  # fmt: skip
-        self._journal: Journal | None = None
-        self._shared: SharedJournal | None = None  # the journal, if other writers share it
-        self._keys: dict[str, int] = {}  # idempotency key -> turn index
-        self._key_at: dict[int, str] = {}  # turn index -> its key, for the saved records
+        self._follower = Follower(self._conv, self._blank)  # the journal, keys, other writers
         self._fits: dict[str, Any] | None = None  # what the kept context was chosen for
-        self._contended = False  # another writer appended while this one waited, lately
         self._snapshot_stretches = 0
         self._redacted_here = False  # a turn was blanked since this Memory was built
 
@@ -260,11 +213,11 @@ class Memory:
         """
         call = "Memory.append"
         if key is not None:
-            key = _check_key(call, key)
+            key = check_key(call, key)
         turn = make_turn(call, role, text, kind=kind, source=source, when=when,
                          resolve=self.resolve_time, order=self.date_order)  # fmt: skip
         with self._lock:
-            return self._add(call, turn, key, _no_check)
+            return self._follower.add(call, turn, key, _no_check)
 
     def append_message(
         self, message: dict[str, Any], *, kind: str = SAID, source: str = "",
@@ -296,157 +249,19 @@ class Memory:
             TypeError: A part of the wrong type, or an `item` that is not JSON data.
         """
         call = "Memory.append_message"
-        key = _check_key(call, key)
+        key = check_key(call, key)
         role, text, tools = split_message(message, call)
         turn = make_turn(call, role, text, kind=kind, source=source, when=when,
                          resolve=self.resolve_time, order=self.date_order, tools=tools,
                          item=read_item(message, call))  # fmt: skip
         with self._lock:
             conv = self._conv
-            return self._add(call, turn, key, lambda: check_pairs(call, tools, conv.calls,
+            return self._follower.add(call, turn, key, lambda: check_pairs(call, tools, conv.calls,
                                                                   conv.answered))  # fmt: skip
-
-    def _add(self, call: str, turn: Turn, key: str | None, check: Callable[[], None]) -> int:
-        if self._shared is not None:
-            return self._add_shared(self._shared, call, turn, key, check)
-        staged = self._stage(call, turn, key, check)
-        if isinstance(staged, int):
-            return staged
-        if self._journal is not None:  # first: if the write fails, nothing has changed
-            self._journal.turn_appended(staged.index, staged.record)
-        self._store_turn(staged)
-        return staged.index
-
-    def _add_shared(
-        self, journal: SharedJournal, call: str, turn: Turn, key: str | None,
-        check: Callable[[], None],
-    ) -> int:  # fmt: skip
-        """Append through a journal other writers share: at the next index the store holds.
-
-        Where the store makes it cheap (`journal.tries`), first as a conditional write that
-        fails if another writer appended since this Memory last looked (then it catches up
-        and tries again); at last with the conversation held, so that the append cannot be
-        overtaken (when other writers are busy, after catching up without holding it, so
-        that little is left to apply in there).
-        """
-        staged: int | _Staged | None = None
-        # Catch up first without holding the conversation only when other writers were busy
-        # lately: alone, that read would be one more per append, and find nothing.
-        early = not journal.tries and self._contended
-        if not early:
-            try:
-                staged = self._stage(call, turn, key, check)
-            except ValueError:
-                staged = None  # perhaps valid after another writer's turns: decided with them
-        for _attempt in range(journal.tries):
-            if isinstance(staged, int):
-                return staged  # the key is known, and keys are never reused
-            if staged is not None and journal.turn_appended(staged.index, staged.record):
-                self._store_turn(staged)
-                return staged.index
-            staged = self._caught_up(journal, call, turn, key, check)
-        if early:
-            staged = self._caught_up(journal, call, turn, key, check)
-        if isinstance(staged, int):
-            return staged
-        return self._add_held(journal, call, turn, key, check, staged)
-
-    def _add_held(
-        self, journal: SharedJournal, call: str, turn: Turn, key: str | None,
-        check: Callable[[], None], staged: _Staged | None,
-    ) -> int:  # fmt: skip
-        """Append with the conversation held: after what other writers stored, at the next
-        index (`staged`, decided before, holds unless they stored something)."""
-        with journal.follow(len(self._conv), hold=True) as stored:
-            self._contended = bool(stored)
-            if stored or staged is None:
-                self._apply(stored)
-                restaged = self._stage(call, turn, key, check)
-                if isinstance(restaged, int):
-                    return restaged
-                staged = restaged
-            if not journal.turn_appended(staged.index, staged.record):
-                raise RuntimeError(f"{call}: the store refused an append made under its lock")
-        self._store_turn(staged)  # committed: the block ended without an error
-        return staged.index
-
-    def _caught_up(
-        self, journal: SharedJournal, call: str, turn: Turn, key: str | None,
-        check: Callable[[], None],
-    ) -> int | _Staged:  # fmt: skip
-        """The turn staged after applying what other writers stored (without holding it)."""
-        with journal.follow(len(self._conv)) as stored:
-            self._apply(stored)
-        return self._stage(call, turn, key, check)
-
-    def _stage(
-        self, call: str, turn: Turn, key: str | None, check: Callable[[], None]
-    ) -> int | _Staged:
-        """The index of the turn `key` already names, or the turn ready to store."""
-        if key is not None and key in self._keys:
-            return self._same_key(call, key, turn)
-        check()
-        layout = self._conv.layout(turn)
-        return _Staged(len(self._conv), turn, layout, key)
-
-    def _same_key(self, call: str, key: str, turn: Turn) -> int:
-        index = self._keys[key]
-        old = self._conv.turns[index]
-        if old.redacted or _state.same_message(old, turn):
-            return index
-        raise ValueError(
-            f"{call}: key {key!r} already names turn {index} ({_excerpt(old)}), not this "
-            f"message ({_excerpt(turn)}); nothing was stored. A key names one message: pass a "
-            f"new key for a new message"
-        )
-
-    def _store_turn(self, staged: _Staged) -> None:
-        self._conv.add(staged.turn, staged.layout)
-        if staged.key is not None:
-            self._keys[staged.key] = staged.index
-            self._key_at[staged.index] = staged.key
-
-    def _restore_known(self, known: snapshot.Known, keys: dict[int, str]) -> int:
-        """Store the turns a snapshot's layout holds as it says; how many."""
-        n = len(known.turns)
-        restore(self._conv, known.turns, known.cuts, known.opens, known.sizes, known.stretch_sizes)
-        for index, key in keys.items():  # unique: `load.parse` checked them
-            if index < n:
-                self._keys[key] = index
-                self._key_at[index] = key
-        return n
-
-    def _replay(
-        self, turn: Turn, opens: list[bool] | None, cuts: list[int], key: str | None
-    ) -> None:
-        """Add a stored turn as its record says (its cuts, its stretch openings)."""
-        conv = self._conv
-        conv.add(turn, conv.layout(turn, opens, cuts or None))
-        if key is not None and key not in self._keys:
-            self._keys[key] = len(conv) - 1
-            self._key_at[len(conv) - 1] = key
-
-    # -- following other writers -------------------------------------------------------------
 
     def _follow(self) -> None:
         """Catch up with what other writers stored (a journal other writers share only)."""
-        if self._shared is not None:
-            with self._shared.follow(len(self._conv)) as stored:
-                self._apply(stored)
-
-    def _apply(self, stored: StoredTurns) -> None:
-        """Add the turns other writers appended, blank the ones they redacted."""
-        for index, raw in stored:
-            if index < len(self._conv):
-                if raw.get("redacted") is True and not self._conv.turns[index].redacted:
-                    self._blank(index, _state.read_turn(raw, index)[0])
-            elif index == len(self._conv):
-                turn, opens, cuts = _state.read_turn(raw, index)
-                self._replay(turn, opens, cuts, _state.read_key(raw, index))
-            else:
-                raise ValueError(
-                    f"Memory: the journal skipped from turn {len(self._conv)} to {index}"
-                )
+        self._follower.follow()
 
     # -- redaction -----------------------------------------------------------------------------
 
@@ -473,10 +288,11 @@ class Memory:
             new = Turn(old.role, "", "", old.kind, "", old.when, old.opens, True, ())
             stats = dict(self._composer.stats)
             stats["redactions"] = stats.get("redactions", 0) + 1
-            if self._journal is not None:
-                record = _state.turn_record(new, *conv.record_cuts(index), self._key_at.get(index))
-                self._journal.turn_redacted(index, record)
-                self._journal.state_changed(_state.state_record(None, self._composer.growth, stats))
+            journal = self._follower.journal
+            if journal is not None:
+                key = self._follower.key_at.get(index)
+                journal.turn_redacted(index, _state.turn_record(new, *conv.record_cuts(index), key))
+                journal.state_changed(_state.state_record(None, self._composer.growth, stats))
             self._blank(index, new)
             self._composer.stats["redactions"] += 1
 
@@ -525,10 +341,10 @@ class Memory:
             request = Request.make(self._conv, asked, external_query)
             plan = self._composer.plan(request)
             fits = None if plan.ctx is None else _state.fits_record(self._conv, self._settings())
-            if self._journal is not None:
+            if self._follower.journal is not None:
                 stats = self._composer.stats + plan.counts
                 state = _state.state_record(plan.ctx, plan.growth, stats, fits)
-                self._journal.state_changed(state)
+                self._follower.journal.state_changed(state)
             self._composer.commit(plan)
             self._fits = fits
             return plan.result  # type: ignore[return-value]
@@ -557,7 +373,7 @@ class Memory:
                 config["tuning"] = vars(self.tuning).copy()
             c = self._composer
             state = _state.state_record(c.ctx, c.growth, c.stats, self._fits)
-            return _state.memory_record(config, self._conv, state, self._key_at)
+            return _state.memory_record(config, self._conv, state, self._follower.key_at)
 
     @classmethod
     def from_dict(
@@ -598,9 +414,9 @@ class Memory:
                     mem._conv, index_snapshot, saved.turns, saved.layouts
                 )
                 if known is not None:
-                    first = mem._restore_known(known, keys)
+                    first = mem._follower.restore_known(known, keys)
                     checked = len(mem._conv.entries)  # their texts were checked against it
-            replay, turns = mem._replay, saved.turns
+            replay, turns = mem._follower.replay, saved.turns
             for at in range(first, len(turns)):
                 replay(turns[at], *saved.recorded(at), keys.get(at))
             if index:
@@ -632,8 +448,7 @@ class Memory:
         redaction the Memory applies what other writers stored.
         """
         with self._lock:
-            self._journal = journal
-            self._shared = journal if isinstance(journal, SharedJournal) else None
+            self._follower.attach(journal)
 
     def index_snapshot(self, *, layout: bool = False) -> bytes:
         """The retrieval index of the closed stretches as bytes, for `from_dict` (stores).

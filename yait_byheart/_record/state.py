@@ -106,6 +106,23 @@ def _plain_turn(raw: object) -> Turn | None:
     return None
 
 
+def _cut_turn(raw: dict[str, Any]) -> tuple[Turn, list[bool], list[int]] | None:
+    """A stored turn cut into pieces whose record is otherwise plain (a long reply), read as
+    `_read_turn_checked` reads it, without its checks' calls; None for any other record."""
+    cuts, opens = raw.get("cuts"), raw.get("opens")
+    if (
+        type(cuts) is not list or type(opens) is not list or not cuts
+        or len(opens) != len(cuts) + 1
+        or not all(type(c) is int for c in cuts) or not all(type(o) is bool for o in opens)
+    ):  # fmt: skip
+        return None
+    whole = dict(raw)  # the record as a plain turn's: its first piece's opening, no cuts
+    del whole["cuts"]
+    whole["opens"] = opens[0]
+    turn = _plain_turn(whole)
+    return None if turn is None else (turn, opens, list(cuts))
+
+
 def read_turn(raw: object, where: int) -> tuple[Turn, list[bool] | None, list[int]]:
     """A stored turn back as a Turn, its per-piece stretch openings and cut offsets."""
     turn = _plain_turn(raw)
@@ -127,7 +144,8 @@ def read_turns(raws: list[Any]) -> tuple[list[Turn], dict[int, Recorded]]:
     for where, raw in enumerate(raws):
         turn = _plain_turn(raw)
         if turn is None:
-            turn, opens_list, cuts = _read_turn_checked(raw, f"turns[{where}]")
+            cut = _cut_turn(raw) if type(raw) is dict else None
+            turn, opens_list, cuts = cut or _read_turn_checked(raw, f"turns[{where}]")
             layouts[where] = (opens_list, cuts)
         add(turn)
     return turns, layouts

@@ -158,7 +158,21 @@ def _shape_key(shape: Shape) -> bytes | None:
     opening is replayed, never asked again."""
     if shape.measure is not len:
         return None
-    return f"{shape.budget} {shape.chunk} {shape.tuning!r}".encode()
+    t = shape.tuning
+    tuning = ", ".join(f"{name}={getattr(t, name)!r}" for name in _KEYED_TUNING)
+    return f"{shape.budget} {shape.chunk} Tuning({tuning})".encode()
+
+
+# The Tuning fields a layout's key has named since layouts were first kept, written as the
+# dataclass's repr writes them: a field added later never enters it (adding one would drop
+# every stored layout, and the store rewrites none whose index still loads). None added
+# since shapes a layout.
+_KEYED_TUNING = (
+    "stretch_share", "stretches_per_budget", "cut_over", "max_stretch_share",
+    "close_at_any_turn", "context_weight", "context_width", "date_boost", "query_terms",
+    "common_share", "shared_score", "strong_join", "rank_offset", "recency_fill_scan",
+    "misfits", "cache_write", "cache_read", "mean_over_budget",
+)  # fmt: skip
 
 
 def _turns_crc(turns: Sequence[Turn]) -> int:

@@ -24,6 +24,8 @@ def check_encodable(call: str, what: str, text: str) -> None:
     """Refuse `text` holding a lone surrogate ("\\ud800"): a valid str, but not Unicode text,
     so no store can keep it and no provider accepts it.  Refused here, at the call, so that a
     Memory bound to a store and one that is not give the same error and store nothing."""
+    if text.isascii():  # no surrogate, and CPython knows it without a pass (issue 34: append)
+        return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -1,0 +1,316 @@
+"""Speed as a user feels it, as ratios measured in one process (issue 34).
+
+    python -m eval bench-cold                          # both parts, LongMemEval histories
+    python -m eval bench-cold --data PATH --histories 7 --requests 7
+    python -m eval bench-cold --profile                # and where the time goes (cProfile)
+
+The cold path: a LongMemEval history (about 500 turns, 500,000 characters) appended to a new
+Memory, then composed once (its question), against `PlainBM25` below: a plain pure-Python
+turn-level BM25 of about 40 lines (lowercase `\\w+` words, Okapi k1 1.2, b 0.75) that indexes
+each turn as it is appended, then answers the same question. Both run in this process, history
+by history in alternating order, timed in CPU seconds (a shared machine's load moves wall
+time, not the ratio); the first history warms both up. The ratio (byheart / plain, summed over
+the histories) is judged against 3x.
+
+A per-request application: the first history is written to a SQLite store through a bound
+Memory (`store.open`, then each turn appended), and the store is closed; then fresh processes
+(`python -m eval.bench_cold --child ...`) each open the conversation and compose its question
+once, timing that open and compose inside the process (its interpreter start and imports are
+printed apart). The first of them is the first reopen right after the conversation was
+written; the median of the later ones is what each later request pays. The same again for a
+writer that ends without closing its store (the conversation's index snapshot is then left to
+the first reopen). Judged against 15 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from eval.sources import LONGMEMEVAL, missing
+
+if TYPE_CHECKING:  # the child process imports nothing of the package before it times it
+    from eval.bench_live import History
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
+PROG = "python -m eval bench-cold"
+BUDGET = 20_000
+COLD_LIMIT = 3.0  # the cold path at most 3x the plain BM25
+REQUEST_LIMIT_MS = 15.0  # a fresh process's open and compose
+
+_WORD = re.compile(r"\w+")
+K1, B = 1.2, 0.75
+
+
+class PlainBM25:
+    """A plain turn-level BM25 that indexes each turn at append (the cold path's baseline)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.lengths: list[int] = []
+        self.postings: dict[str, dict[int, int]] = {}
+        self.total = 0
+
+    def append(self, text: str) -> int:
+        doc = len(self.texts)
+        counts = Counter(_WORD.findall(text.lower()))
+        for word, tf in counts.items():
+            self.postings.setdefault(word, {})[doc] = tf
+        length = sum(counts.values())
+        self.texts.append(text)
+        self.lengths.append(length)
+        self.total += length
+        return doc
+
+    def top(self, query: str, k: int = 10) -> list[str]:
+        """The texts of the `k` turns scoring best for `query`, best first."""
+        n = len(self.texts)
+        avg = self.total / n if n else 1.0
+        scores: dict[int, float] = {}
+        for word in set(_WORD.findall(query.lower())):
+            held = self.postings.get(word)
+            if not held:
+                continue
+            idf = math.log(1.0 + (n - len(held) + 0.5) / (len(held) + 0.5))
+            for doc, tf in held.items():
+                norm = K1 * (1.0 - B + B * self.lengths[doc] / avg) if avg else K1
+                scores[doc] = scores.get(doc, 0.0) + idf * tf * (K1 + 1.0) / (tf + norm)
+        best = heapq.nlargest(k, scores, key=scores.__getitem__)
+        return [self.texts[d] for d in best]
+
+
+def plain_cold(history: History) -> int:
+    turns, question = history
+    index = PlainBM25()
+    for _, text, _ in turns:
+        index.append(text)
+    return len(index.top(question))
+
+
+def byheart_cold(history: History, budget: int = BUDGET) -> int:
+    from yait_byheart import Memory
+
+    turns, question = history
+    mem = Memory(budget=budget)
+    for role, text, when in turns:
+        mem.append(role, text, when=when)
+    return len(mem.compose(question)["messages"])
+
+
+def cold_path(histories: list[History], budget: int) -> dict[str, float]:
+    """CPU seconds of both, history by history in alternating order (the first warms up)."""
+    ours: list[float] = []
+    plain: list[float] = []
+    runs: list[tuple[Callable[[History], int], list[float]]] = [
+        (plain_cold, plain), (lambda h: byheart_cold(h, budget), ours),
+    ]  # fmt: skip
+    for i, history in enumerate(histories):
+        for run, into in runs if i % 2 else reversed(runs):
+            t0 = time.process_time()
+            run(history)
+            if i:
+                into.append(time.process_time() - t0)
+    turns = statistics.median(len(h[0]) for h in histories[1:])
+    return {
+        "histories": len(ours),
+        "turns": turns,
+        "byheart_ms": statistics.median(ours) * 1e3,
+        "plain_ms": statistics.median(plain) * 1e3,
+        "ratio": sum(ours) / sum(plain),
+    }
+
+
+# The features of the cold path: (label, the module whose path ends so, the function whose
+# cumulative time is the feature's). A label starts with the total (TOTALS) it is part of.
+FEATURES: tuple[tuple[str, str, str], ...] = (
+    ("append: relative dates resolved", "_dates/resolve.py", "resolve_time"),
+    ("append: layout (stretches, long-turn pieces)", "_turns/conversation.py", "layout"),
+    ("compose: tokenizing (words, stop words, stems, languages)", "_text/tokens.py", "counts_of"),
+    ("compose: indexing (every word, the user's words)", "_retrieval/postings.py", "add"),
+    ("compose: stretch sizes (rendered, on first read)", "_turns/conversation.py",
+     "stretch_sizes"),
+)  # fmt: skip
+TOTALS = (("append", "memory.py", "append"), ("compose", "memory.py", "compose"))
+
+
+# The stages of a fresh process's open and compose, as FEATURES above.
+STAGES: tuple[tuple[str, str, str], ...] = (
+    ("open: rows read (SQLite, JSON)", "store/__init__.py", "_read"),
+    ("open: turn records read and checked", "_record/load.py", "parse"),
+    ("open: stored layout checked against the turns", "_retrieval/snapshot.py", "load_layout"),
+    ("open: turns restored from the layout", "_follow/follower.py", "restore_known"),
+    ("open: index snapshot loaded", "_retrieval/ranker.py", "load_snapshot"),
+    ("open: sticky selection restored", "memory.py", "_restore_state"),
+    ("compose: state written", "store/_journal.py", "state_changed"),
+)
+STAGE_TOTALS = (("open", "store/__init__.py", "open"), ("compose", "memory.py", "compose"))
+
+
+def shares(
+    profile: Any, parts: Sequence[tuple[str, str, str]], totals: Sequence[tuple[str, str, str]]
+) -> list[tuple[str, float]]:
+    """Each part's share of the profiled total, and each total's rest (a part is in the total
+    its label starts with). cProfile's overhead weighs on many small calls: approximate."""
+    import pstats
+
+    stats: dict[tuple[str, int, str], tuple[float, ...]] = vars(pstats.Stats(profile))["stats"]
+
+    def cumulative(path: str, name: str) -> float:  # the 4th field: cumulative seconds
+        return sum(v[3] for (f, _, n), v in stats.items() if f.endswith(path) and n == name)
+
+    whole = {label: cumulative(path, name) for label, path, name in totals}
+    out = [(label, cumulative(path, name)) for label, path, name in parts]
+    for op, total in whole.items():
+        out.append((f"{op}: the rest", total - sum(t for label, t in out if label.startswith(op))))
+    return [(label, t / sum(whole.values())) for label, t in out]
+
+
+def profile_shares(histories: list[History], budget: int) -> list[tuple[str, float]]:
+    """Each feature's share of the cold path, profiled over `histories` after the first."""
+    import cProfile
+
+    byheart_cold(histories[0], budget)
+    profile = cProfile.Profile()
+    profile.enable()
+    for history in histories[1:]:
+        byheart_cold(history, budget)
+    profile.disable()
+    return shares(profile, FEATURES, TOTALS)
+
+
+# -- a per-request application -------------------------------------------------------------
+
+
+def write(path: Path, history: History, close: bool) -> None:
+    """Store `history` through a bound Memory, turn by turn; `close`: close the store after
+    (as `with` does), else drop it unclosed (a process that ends without closing it)."""
+    from yait_byheart.store import SQLiteStore
+
+    store = SQLiteStore(path)
+    mem = store.open("c", budget=BUDGET)
+    for role, text, when in history[0]:
+        mem.append(role, text, when=when)
+    if close:
+        store.close()
+
+
+def child(path: str, question: str, profiled: bool) -> int:
+    """In a fresh process: open the conversation and compose once, timed (or profiled: then
+    the stages' shares); one JSON line."""
+    import cProfile
+
+    started = time.perf_counter()
+    from yait_byheart.store import SQLiteStore
+
+    imported = time.perf_counter()
+    profile = cProfile.Profile()
+    with SQLiteStore(path) as store:
+        t0, c0 = time.perf_counter(), time.process_time()
+        if profiled:
+            profile.enable()
+        mem = store.open("c")
+        mem.compose(question)
+        profile.disable()
+        t1, c1 = time.perf_counter(), time.process_time()
+    out: dict[str, Any] = {"ms": (t1 - t0) * 1e3, "cpu_ms": (c1 - c0) * 1e3,
+                           "import_ms": (imported - started) * 1e3}  # fmt: skip
+    if profiled:
+        out = {"shares": shares(profile, STAGES, STAGE_TOTALS)}
+    print(json.dumps(out))
+    return 0
+
+
+def fresh_process(path: Path, question: str, profiled: bool = False) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (os.environ.get("PYTHONPATH"), str(ROOT)) if p)}  # fmt: skip
+    args = ["--child", str(path), question, *(["--profile"] if profiled else [])]
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.bench_cold", *args],
+        capture_output=True, text=True, check=True, cwd=ROOT, env=env,
+    )  # fmt: skip
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def per_request(history: History, requests: int, close: bool, profiled: bool) -> dict[str, Any]:
+    """The first reopen after writing, then the median of `requests - 1` more (and, profiled,
+    the stages of one more)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.db"
+        write(path, history, close)
+        runs = [fresh_process(path, history[1]) for _ in range(requests)]
+        stages = fresh_process(path, history[1], True)["shares"] if profiled else []
+    later = runs[1:]
+    return {
+        "first": runs[0],
+        "later": {k: statistics.median(r[k] for r in later) for k in runs[0]},
+        "stages": stages,
+    }
+
+
+def show(label: str, run: dict[str, Any]) -> str:
+    first, later = run["first"], run["later"]
+    return (
+        f"{label}: first reopen {first['ms']:.1f} ms ({first['cpu_ms']:.1f} ms CPU), later "
+        f"reopens {later['ms']:.1f} ms ({later['cpu_ms']:.1f} ms CPU), medians; imports "
+        f"{later['import_ms']:.0f} ms apart"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["--child"]:
+        return child(args_list[1], args_list[2], "--profile" in args_list[3:])
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LongMemEval gzip JSON")
+    parser.add_argument("--histories", type=int, default=7, help="cold path histories (>= 2)")
+    parser.add_argument("--requests", type=int, default=7, help="fresh processes (>= 2)")
+    parser.add_argument("--profile", action="store_true", help="each feature's cold-path share")
+    args = parser.parse_args(args_list)
+    if args.histories < 2 or args.requests < 2:
+        parser.error("--histories and --requests must be >= 2")
+    if not args.data.is_file():
+        return missing(PROG, args.data, LONGMEMEVAL)
+    from eval.bench_live import longmemeval_histories
+
+    histories = longmemeval_histories(str(args.data), args.histories)
+    cold = cold_path(histories, BUDGET)
+    print(
+        f"cold path (LongMemEval, {cold['histories']} histories of {cold['turns']:.0f} turns "
+        f"after one to warm up): append all + compose once {cold['byheart_ms']:.1f} ms CPU, "
+        f"plain turn-BM25 {cold['plain_ms']:.1f} ms, ratio {cold['ratio']:.2f}x "
+        f"({'MET' if cold['ratio'] <= COLD_LIMIT else 'MISSED'}: at most {COLD_LIMIT:g}x)",
+        flush=True,
+    )
+    if args.profile:
+        for label, share in profile_shares(histories, BUDGET):
+            print(f"  {share:6.1%}  {label}", flush=True)
+    met = True
+    for close, label in ((True, "store closed by its writer"), (False, "writer never closed")):
+        run = per_request(histories[0], args.requests, close, args.profile and close)
+        worst = max(run["first"]["ms"], run["later"]["ms"])
+        met = met and worst <= REQUEST_LIMIT_MS
+        print(f"per request, {len(histories[0][0])} turns, {show(label, run)}", flush=True)
+        for stage, share in run["stages"]:
+            print(f"  {share:6.1%}  {stage}", flush=True)
+    print(f"per request {'MET' if met else 'MISSED'}: open + compose at most "
+          f"{REQUEST_LIMIT_MS:g} ms, first reopen included")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
