@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from yait_byheart.semantic import Hybrid
-from yait_byheart.store import SQLiteStore
+from yait_byheart.store import SQLiteStore, _recall
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -175,6 +177,50 @@ def test_recall_source_offers_what_the_retriever_finds(tmp_path: Path) -> None:
         offered = source(QUERY)
     assert offered[0]["source"] == "the user's conversation 'garage', 3 May 2023, turns 0-1"
     assert source.last[0]["text"].startswith(f"user: {PARKED}")
+
+
+WORDS = ("car", "automobile", "piano", "soup")
+OPS = st.one_of(
+    st.tuples(st.just("append"), st.sampled_from(["a0", "a1", "b0"]), st.sampled_from(WORDS)),
+    st.tuples(st.just("redact"), st.sampled_from(["a0", "a1", "b0"]), st.integers(0, 5)),
+    st.tuples(st.just("delete"), st.sampled_from(["a0", "a1", "b0"]), st.just("")),
+    st.tuples(st.just("recall"), st.sampled_from(["a", "b"]), st.sampled_from(WORDS)),
+)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=st.lists(OPS, max_size=25))
+@pytest.mark.parametrize("share", [_recall.REBUILD_SHARE, 1e9])  # 1e9: never rebuilt
+def test_a_retriever_holds_exactly_the_live_stretches_of_its_user(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, share: float,
+    ops: list[tuple[str, str, Any]],
+) -> None:  # fmt: skip
+    monkeypatch.setattr(_recall, "REBUILD_SHARE", share)
+    path = tmp_path_factory.mktemp("p") / "c.db"
+    model: dict[str, list[str | None]] = {}  # conversation -> its turns' texts (None: blanked)
+    spies = {"a": Spy(), "b": Spy()}
+    serial = 0
+    with SQLiteStore(path) as writer, SQLiteStore(path) as reader:
+        for op, name, arg in ops:
+            if op == "append":
+                serial += 1
+                text = f"{arg} {name} n{serial} " + "and then some more words " * 5
+                writer.open(name, user=name[0]).append("user", text)
+                model.setdefault(name, []).append(text)
+            elif op == "redact" and name in model and arg < len(model[name]):
+                writer.open(name).redact(arg)
+                model[name][arg] = None
+            elif op == "delete" and name in model:
+                writer.delete(name)
+                del model[name]
+            elif op == "recall":
+                found = reader.recall(arg, user=name, budget=100_000, retriever=spies[name])
+                live = {t for c, turns in model.items() if c[0] == name for t in turns if t}
+                held = {line for text in spies[name].held.values() for line in text.split("\n")}
+                assert held == live  # all of the user's words as they are now, nothing else
+                assert {line[6:] for r in found for line in r["text"].split("\n")} <= live
 
 
 class RankOnly:
