@@ -578,10 +578,12 @@ class _Store(StoreCore):
             with contextlib.suppress(*self._db_errors):
                 journal.save_snapshot(at_least=SNAPSHOT_EVERY)
         with self._lock:
-            if not self._closed:
+            closing = not self._closed
+            if closing:
                 self._closed = True
-                self._recaller.forget()
                 self._b_close()
+        if closing:  # outside the store lock: a recall holds an index's lock, then asks for it
+            self._recaller.forget()
 
     def __enter__(self: _S) -> _S:
         return self

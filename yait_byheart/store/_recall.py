@@ -144,9 +144,10 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     for conv, seq in changed:
         with store._lock, store._transaction(dialect.read_begin) as conn:
             ui.follow(conn, *where, conv, seq)
+        ui.feed()  # a conversation's texts at a time (not the user's all at once), unlocked
     if changed:
         ui.warm()
-    ui.feed()
+    ui.feed()  # the deleted conversations' stretches
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:
