@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import test_store  # noqa: E402
 from test_store import Backend  # noqa: E402
+from test_store_recall import write  # noqa: E402
 
 backend = test_store.backend  # the fixture, under the name the tests ask for
 
@@ -210,19 +211,12 @@ def test_a_retriever_holds_exactly_the_live_stretches_of_its_user(
                 # many changes its seq too, which the user's index (lexical too) cannot tell
                 # apart from the old one (a known gap of `UserIndex.changed`, not of feeding).
                 continue
-            if op == "append":
-                serial += 1
-                text = f"{arg} {name} n{serial} " + "and then some more words " * 5
-                writer.open(name, user=name[0]).append("user", text)
-                model.setdefault(name, []).append(text)
-            elif op == "redact" and name in model and arg < len(model[name]):
-                writer.open(name).redact(arg)
-                model[name][arg] = None
-            elif op == "delete" and name in model:
-                writer.delete(name)
-                del model[name]
-                deleted.add(name)
-            elif op == "recall":
+            serial += 1
+            if op != "recall":
+                if op == "delete" and name in model:
+                    deleted.add(name)
+                write(writer, model, op, name, arg, serial, name[0])
+            else:
                 found = reader.recall(arg, user=name, budget=100_000, retriever=spies[name])
                 live = {t for c, turns in model.items() if c[0] == name for t in turns if t}
                 held = {line for text in spies[name].held.values() for line in text.split("\n")}
