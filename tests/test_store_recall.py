@@ -250,6 +250,25 @@ OPS = st.one_of(
 OWNER = {"a0": "a", "a1": "a", "b0": "b", "n0": None}
 
 
+def write(
+    writer: Any, model: dict[str, list[str | None]], op: str, name: str, arg: Any, serial: int,
+    owner: str | None,
+) -> None:  # fmt: skip
+    """Apply an append, redact or delete of `OPS` to the store and to `model` (conversation ->
+    its turns' texts, None for a blanked one)."""
+    if op == "append":
+        # About 150 characters: a stretch closes every two or three turns.
+        text = f"{arg} {name} n{serial} " + "and then some more words " * 5
+        writer.open(name, user=owner).append("user", text)
+        model.setdefault(name, []).append(text)
+    elif op == "redact" and name in model and arg < len(model[name]):
+        writer.open(name).redact(arg)
+        model[name][arg] = None
+    elif op == "delete" and name in model:
+        writer.delete(name)
+        del model[name]
+
+
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -265,17 +284,9 @@ def test_recall_returns_exactly_the_live_words_of_the_user(
         for op, name, arg in ops:
             if op == "append":
                 serial += 1
-                # About 150 characters: a stretch closes every two or three turns.
-                text = f"{arg} {name} n{serial} " + "and then some more words " * 5
-                writer.open(name, user=OWNER[name]).append("user", text)
-                model.setdefault(name, []).append(text)
-            elif op == "redact" and name in model and arg < len(model[name]):
-                writer.open(name).redact(arg)
-                model[name][arg] = None
-            elif op == "delete" and name in model:
-                writer.delete(name)
-                del model[name]
-            elif op == "recall":
+            if op != "recall":
+                write(writer, model, op, name, arg, serial, OWNER[name])
+            else:
                 found = reader.recall(arg, user=name, budget=100_000)
                 lines = {line for r in found for line in r["text"].split("\n")}
                 live = {

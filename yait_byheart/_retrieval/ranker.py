@@ -169,16 +169,8 @@ class Ranker:
         theirs), a stretch without them is no evidence, as in the lexical ranking."""
         self._feed(n)
         words = without_annotations(query)  # its dates are read as days, not as words
-        retriever = self.retriever
-        scores = getattr(retriever, "scores", None)
-        if callable(scores):
-            found = checked_scores(scores(words), n, retriever)
-        else:
-            order = checked_rank(retriever.rank(words), n, retriever)
-            found = fusion.rank_scaled(order, self.tuning.rank_offset)
-        if len(index) < n:
-            found = {u: s for u, s in found.items() if u in index}
-        return fusion.max_scaled(fusion.best(found, self.exact_k()))
+        keep = index.__contains__ if len(index) < n else None
+        return retrieved(self.retriever, words, n, self.exact_k(), self.tuning.rank_offset, keep)
 
     def _feed(self, n: int) -> None:
         retriever, conv = self.retriever, self.conv
@@ -233,3 +225,21 @@ class Ranker:
             return 0
         self.index, self.user_index = loaded
         return len(self.index)
+
+
+def retrieved(
+    retriever: Any, words: str, n: int, k: int, rank_offset: int,
+    keep: Callable[[int], bool] | None = None,
+) -> dict[int, float]:  # fmt: skip
+    """A retriever's `k` best stretches (ids below `n`) for `words`, scaled so the best weighs
+    1: by its `scores`, or by its `rank` (`rank_offset` as `Tuning.rank_offset`). `keep`: which
+    stretches may count (None: all); what the lexical ranking cannot hold is no evidence."""
+    scores = getattr(retriever, "scores", None)
+    if callable(scores):
+        found = checked_scores(scores(words), n, retriever)
+    else:
+        order = checked_rank(retriever.rank(words), n, retriever)
+        found = fusion.rank_scaled(order, rank_offset)
+    if keep is not None:
+        found = {u: s for u, s in found.items() if keep(u)}
+    return fusion.max_scaled(fusion.best(found, k))

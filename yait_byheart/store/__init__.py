@@ -85,7 +85,7 @@ from ._errors import (
     UnknownConversationError,
 )
 from ._journal import Journal, dumps
-from ._recall import Recalled, Recaller, RecallSource, check_when
+from ._recall import Recalled, Recaller, RecallSource, check_retriever, check_when
 from ._rows import (
     Damage,
     head_problem,
@@ -411,6 +411,7 @@ class _Store(StoreCore):
     def recall(
         self, query: str, *, user: str | None, budget: int = 6_000,
         exclude: str | Sequence[str] = (), when: str | date | None = None,
+        retriever: Any = None,
     ) -> list[Recalled]:  # fmt: skip
         """What ``user`` said in their stored conversations that matters for ``query``.
 
@@ -421,7 +422,10 @@ class _Store(StoreCore):
         (a conversation without a user) recalls nothing.  ``exclude``: conversation ids left
         out (the one asking).  ``when``: the date relative dates in the query are read
         against ("last weekend"); None leaves them unread.  What `delete`, `delete_user`
-        and a redaction took out, by any process, is never returned.
+        and a redaction took out, by any process, is never returned.  ``retriever``: an
+        incremental retriever (e.g. `yait_byheart.semantic.Hybrid`) fused into the ranking as
+        compose fuses one; the store feeds it ``user``'s stretches alone, so pass one object
+        per user.
         """
         call = f"{self._kind}.recall"
         if not isinstance(query, str):
@@ -431,14 +435,15 @@ class _Store(StoreCore):
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
             raise ValueError(f"{call}: budget must be an int >= 1 (characters), got {budget!r}")
         check_when(call, when)
+        check_retriever(call, retriever)
         self._check_open(call)
         if user is None or not query.strip():
             return []
-        return self._recaller.recall(self, query, user, budget, names, when)
+        return self._recaller.recall(self, query, user, budget, names, when, retriever, call)
 
     def recall_source(
         self, *, user: str | None, exclude: str | Sequence[str] = (), budget: int = 6_000,
-        when: str | date | None = None,
+        when: str | date | None = None, retriever: Any = None,
     ) -> RecallSource:  # fmt: skip
         """``user``'s other conversations as ``Memory(external=...)`` material (rule 4).
 
@@ -446,6 +451,7 @@ class _Store(StoreCore):
         each compose offers what `recall` finds for its query (at most ``budget``
         characters); it is sent only when it outscores the conversation's own best stretch,
         after the conversation, framed as material naming the conversation and its date.
+        ``retriever``: as for `recall` (one object per user).
         """
         call = f"{self._kind}.recall_source"
         user = _check_user(call, user)
@@ -453,7 +459,8 @@ class _Store(StoreCore):
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
             raise ValueError(f"{call}: budget must be an int >= 1 (characters), got {budget!r}")
         check_when(call, when)
-        return RecallSource(self.recall, user, names, budget, when)
+        check_retriever(call, retriever)
+        return RecallSource(self.recall, user, names, budget, when, retriever)
 
     def vectors(self, conversation: str, name: str) -> StoredVectors:
         """The embeddings embedder ``name`` computed for ``conversation``, as a mapping.
@@ -571,10 +578,12 @@ class _Store(StoreCore):
             with contextlib.suppress(*self._db_errors):
                 journal.save_snapshot(at_least=SNAPSHOT_EVERY)
         with self._lock:
-            if not self._closed:
+            closing = not self._closed
+            if closing:
                 self._closed = True
-                self._recaller.forget()
                 self._b_close()
+        if closing:  # outside the store lock: a recall holds an index's lock, then asks for it
+            self._recaller.forget()
 
     def __enter__(self: _S) -> _S:
         return self

@@ -3,8 +3,10 @@ conversation's, returned verbatim with where and when they were said.
 
 Ranking is byheart's own (`ranking.bm25_ranked` over the user's `UserIndex`): BM25, the
 user-words index for questions about what the user said, neighbours' shares, the date boost
-for "when" questions and for the days a question names.  Stretches are taken best first while
-they fit the budget; the ones next to each other in a conversation are joined into one passage.
+for "when" questions and for the days a question names, and a retriever's best stretches
+fused in when one is given (`retrieved`, as compose fuses one).  Stretches are taken best
+first while they fit the budget; the ones next to each other in a conversation are joined into
+one passage.
 The text is read from the rows at that moment, in a query that names the user again: what was
 deleted or blanked since is never returned, and no row of another user's can be.
 """
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from .._dates.resolve import parse_when, resolve_time
 from .._dates.spans import annotated_spans, without_annotations
 from .._retrieval import ranking
+from .._retrieval.ranker import retrieved
 from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
 from .._turns.settings import Tuning
@@ -72,36 +75,64 @@ class Recaller:
     def forget(self) -> None:
         """Drop every index (the store closes)."""
         with self._lock:
+            dropped = list(self._users.values())
             self._users.clear()
+        _released(dropped)
 
-    def _user(self, user: str, fresh: bool = False) -> UserIndex:
+    def _user(
+        self, user: str, fresh: bool = False, retriever: Any = None, call: str = "recall"
+    ) -> UserIndex:
+        """The user's index; a new one when `fresh`, or when `retriever` is not the one it
+        feeds (a rebuild keeps the retriever it had)."""
+        dropped: list[UserIndex] = []
         with self._lock:
             found = self._users.get(user)
+            if retriever is not None:
+                if any(ui.retriever is retriever for u, ui in self._users.items() if u != user):
+                    raise ValueError(
+                        f"{call}: this retriever already holds another user's stretches; pass "
+                        "one retriever object per user (e.g. a Hybrid(embed) each)"
+                    )
+                fresh = fresh or found is None or found.retriever is not retriever
             if found is None or fresh:
+                held = retriever if retriever is not None or found is None else found.retriever
+                if found is not None and found.retriever is not held:
+                    dropped.append(found)
                 gap = max(1, self.tuning.context_width)
-                found = self._users[user] = UserIndex(user, shared_tokenizer(None), gap)
+                found = UserIndex(user, shared_tokenizer(None), gap, held)
+                self._users[user] = found
             self._users.move_to_end(user)
             while len(self._users) > self.users:
-                self._users.popitem(last=False)
-            return found
+                dropped.append(self._users.popitem(last=False)[1])
+        _released(dropped)
+        return found
 
     def recall(
         self, store: StoreCore, query: str, user: str, budget: int, exclude: Iterable[str],
-        when: str | date | datetime | None,
+        when: str | date | datetime | None, retriever: Any = None, call: str = "recall",
     ) -> list[Recalled]:  # fmt: skip
         """The user's passages for `query`, best first, within `budget` characters."""
         shown = resolve_time(query, when) if when is not None else query
-        ui = self._user(user)
+        ui = self._user(user, retriever=retriever, call=call)
+        fuse = retriever is not None
         with ui.lock:
             _synced(store, ui)
             if ui.dead > REBUILD_SHARE * max(1, len(ui.index)):
                 ui = self._user(user, fresh=True)
                 with ui.lock:
                     _synced(store, ui)
-                    passages = _select(ui, shown, budget, set(exclude), self.tuning)
+                    passages = _select(ui, shown, budget, set(exclude), self.tuning, fuse)
             else:
-                passages = _select(ui, shown, budget, set(exclude), self.tuning)
+                passages = _select(ui, shown, budget, set(exclude), self.tuning, fuse)
         return _read(store, user, ui, passages)
+
+
+def _released(dropped: Iterable[UserIndex]) -> None:
+    """Indexes no longer kept: their retrievers forget the stretches they were given (never
+    under the recaller's lock: a rebuilding recall holds an index's lock, then asks for it)."""
+    for ui in dropped:
+        with ui.lock:
+            ui.release()
 
 
 def _synced(store: StoreCore, ui: UserIndex) -> None:
@@ -113,8 +144,10 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     for conv, seq in changed:
         with store._lock, store._transaction(dialect.read_begin) as conn:
             ui.follow(conn, *where, conv, seq)
+        ui.feed()  # a conversation's texts at a time (not the user's all at once), unlocked
     if changed:
         ui.warm()
+    ui.feed()  # the deleted conversations' stretches
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:
@@ -140,9 +173,10 @@ def _said_then(ui: UserIndex, query: str) -> Callable[[int], bool] | None:
 
 
 def _select(
-    ui: UserIndex, query: str, budget: int, exclude: set[str], tuning: Tuning
+    ui: UserIndex, query: str, budget: int, exclude: set[str], tuning: Tuning, fuse: bool
 ) -> list[_Passage]:
-    """The stretches that fit `budget`, best first, joined into passages."""
+    """The stretches that fit `budget`, best first, joined into passages (`fuse`: with the
+    index's retriever's signal)."""
     n = len(ui.docs)
     if n == 0 or budget <= 0:
         return []
@@ -154,9 +188,12 @@ def _select(
     dated = ui.docs.dated.__getitem__
     when, then = ranking.asks_when(query), _said_then(ui, query)
     k = 8 + budget // _GRAIN
+    retriever = ui.retriever if fuse else None
+    weight = float(getattr(retriever, "weight", 1.0))
     while True:
+        other = None if retriever is None else _retrieved(ui, retriever, query, index, k, tuning)
         chosen, skipped = _fill(ui, ranking.bm25_ranked(
-            index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then,
+            index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
         ), budget, left_out, tuning)  # fmt: skip
         # Tombstones and left-out conversations took places in the exactly scored head: score
         # more, until the room is full or every stretch was looked at.
@@ -165,6 +202,20 @@ def _select(
             break
         k *= 4
     return _passages(ui, chosen)
+
+
+def _retrieved(
+    ui: UserIndex, retriever: Any, query: str, index: Any, k: int, tuning: Tuning
+) -> dict[int, float]:
+    """The retriever's `k` best live stretches, as `Ranker` takes a conversation's: only
+    those `index` holds (the user's words, for a question about them) count."""
+    alive = ui.docs.alive
+
+    def keep(doc: int) -> bool:
+        return bool(alive[doc]) and doc in index
+
+    words = without_annotations(query)
+    return retrieved(retriever, words, len(ui.docs), k, tuning.rank_offset, keep)
 
 
 def _fill(
@@ -294,6 +345,22 @@ def check_when(call: str, when: object) -> None:
         )
 
 
+def check_retriever(call: str, retriever: object) -> None:
+    """A retriever recall can keep fed as the rows change (incremental), or None."""
+    if retriever is None:
+        return
+    lacks = [m for m in ("fit", "add", "remove") if not callable(getattr(retriever, m, None))]
+    if not any(callable(getattr(retriever, m, None)) for m in ("scores", "rank")):
+        lacks.append("scores or rank")
+    if lacks:
+        raise TypeError(
+            f"{call}: retriever {type(retriever).__name__} lacks {', '.join(lacks)}; recall "
+            "keeps one fed as the user's conversations change, so it needs fit(docs), "
+            "add(docs, ids=...), remove(ids) and scores(query) or rank(query): pass e.g. "
+            "yait_byheart.semantic.Hybrid(embed), or leave retriever=None"
+        )
+
+
 class RecallSource:
     """The user's other conversations as outside material: ``Memory(external=source)``.
 
@@ -304,13 +371,14 @@ class RecallSource:
 
     def __init__(
         self, recall: Callable[..., list[Recalled]], user: str | None, exclude: Sequence[str],
-        budget: int, when: str | date | datetime | None,
+        budget: int, when: str | date | datetime | None, retriever: Any = None,
     ) -> None:  # fmt: skip
         self._recall = recall
         self.user = user
         self.exclude = tuple(exclude)
         self.budget = budget
         self.when = when  # what relative dates in a query are read against (None: not read)
+        self.retriever = retriever  # fused into the ranking (None: lexical alone)
         self.last: list[Recalled] = []
 
     def __call__(self, query: str) -> list[dict[str, str]]:
@@ -318,9 +386,8 @@ class RecallSource:
         # asked again with less room while the framed material would pass it.
         room = self.budget
         for _ in range(3):
-            self.last = self._recall(
-                query, user=self.user, budget=room, exclude=self.exclude, when=self.when
-            )
+            self.last = self._recall(query, user=self.user, budget=room, exclude=self.exclude,
+                                     when=self.when, retriever=self.retriever)  # fmt: skip
             pairs = [(found["text"], source_line(found)) for found in self.last]
             over = len(render_external(pairs)) - self.budget if pairs else 0
             if over <= 0 or room <= over:

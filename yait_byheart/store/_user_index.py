@@ -11,6 +11,11 @@ their sequence numbers (one small query), then only the rows each one gained sin
 conversation's stretches, and the old version of a stretch a redaction changed, become
 tombstones: never returned, and dropped by a rebuild once they pass a quarter of the index
 (their postings still weigh in the statistics until then).
+
+A retriever given to recall is held by one user's index and fed as the index follows the rows
+(`feed`): each stretch's text under its document id, and every stretch that became a
+tombstone taken out, so it never holds a deleted conversation's or a blanked turn's words past
+the next recall, nor any stretch of another user's.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ class Open:
 
     user: list[str] = field(default_factory=list)
     other: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # both, in order: a retriever's text
     every: dict[str, int] = field(default_factory=dict)
     mine: dict[str, int] = field(default_factory=dict)
 
@@ -128,7 +134,7 @@ class Docs:
 class UserIndex:
     """The stretches of one user's conversations (see the module docstring)."""
 
-    def __init__(self, user: str, tokenizer: Tokenizer, gap: int) -> None:
+    def __init__(self, user: str, tokenizer: Tokenizer, gap: int, retriever: Any = None) -> None:
         self.user = user
         self.tokenizer = tokenizer
         self.gap = max(1, gap)
@@ -141,6 +147,35 @@ class UserIndex:
         self.warmed = 0  # stretches indexed when `warm` last ran
         self.lock = threading.Lock()
         self._days: dict[str, int] = {}
+        # A retriever (see `feed`) holds the stretches of `fed`; `_feed` is what it is told
+        # next: a stretch's text to hold, or None to forget it.
+        self.retriever = retriever
+        self.fed: set[int] = set()
+        self._feed: dict[int, str | None] = {}
+        if retriever is not None:
+            retriever.fit([])  # it holds this index's stretches, by their ids, and no others
+
+    def feed(self) -> None:
+        """Tell the retriever what changed since the last call: the stretches gone (deleted,
+        or changed by a redaction: taken out before anything else) and the new texts."""
+        retriever, feed = self.retriever, self._feed
+        if retriever is None or not feed:
+            return
+        gone = sorted(d for d in feed if d in self.fed)
+        if gone:
+            retriever.remove(gone)
+            self.fed.difference_update(gone)
+        new = {d: t for d, t in feed.items() if t}
+        if new:
+            retriever.add(list(new.values()), ids=list(new))
+            self.fed.update(new)
+        feed.clear()
+
+    def release(self) -> None:
+        """The index is dropped: its retriever forgets every stretch it was given."""
+        if self.retriever is not None and self.fed:
+            self.retriever.remove(sorted(self.fed))
+            self.fed.clear()
 
     # -- following the store --------------------------------------------------------------
 
@@ -207,6 +242,11 @@ class UserIndex:
             if alive[doc]:
                 alive[doc] = 0
                 self.dead += 1
+            self._forget(doc)
+
+    def _forget(self, doc: int) -> None:
+        if self.retriever is not None:
+            self._feed[doc] = None
 
     # -- stretches -------------------------------------------------------------------------
 
@@ -259,6 +299,7 @@ class UserIndex:
         if turn.silent:
             return
         (words.user if turn.role == "user" else words.other).append(body)
+        words.said.append(body)
         docs.size[doc] += len(turn.role) + 3 + len(body)  # "role: body" and a line break
         if len(turn.shown) != len(turn.text):
             docs.dated[doc] = 1
@@ -284,12 +325,15 @@ class UserIndex:
         if words.mine:
             self.user_index.add(doc, words.mine)
         self.docs.alive[doc] = 1
+        if self.retriever is not None:
+            self._feed[doc] = "\n".join(words.said)
 
     def _unindex(self, doc: int, words: Open) -> None:
         self.index.remove(doc, words.every)
         if doc in self.user_index:
             self.user_index.remove(doc, words.mine)
         self.docs.alive[doc] = 0
+        self._forget(doc)
 
     def _reindex_turn(self, conn: Any, prefix: str, param: str, conv: Conv, idx: int) -> None:
         """Turn `idx` was blanked: each stretch holding it is indexed again, under a new id,
@@ -315,6 +359,7 @@ class UserIndex:
             # rows, so it cannot be taken out term by term) until the next rebuild.
             docs.alive[old] = 0
             self.dead += 1
+        self._forget(old)
         doc = self._new_id(conv)
         conv.docs[k] = doc
         docs.start(doc, conv.id, k, first, lo)
