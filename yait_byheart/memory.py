@@ -63,9 +63,10 @@ class Memory:
             third of it (or a twentieth of the budget if that is less), never above half the
             budget; a turn longer than two thirds of it (a long reply) is cut into verbatim
             pieces of a third, which form stretches of their own.
-        retriever: Replaces the built-in BM25 ranking (default None: BM25). Anything with
-            `fit(docs)` and `rank(query)`; optionally `add`/`remove` (fed only what changed)
-            and `scores` (scores weigh instead of ranks): the `Retriever` contract in
+        retriever: A second opinion fused into the built-in ranking, never in its place
+            (default None: BM25 alone), e.g. `semantic.Hybrid`. Anything with `fit(docs)`
+            and `rank(query)`; optionally `add`/`remove` (fed only what changed), `scores`
+            (scores fused instead of ranks) and `weight`: the `Retriever` contract in
             `yait_byheart.protocols`.
         boundaries: `f(stretch_turns) -> bool` (default None: the size rule), asked at each
             user turn whether it opens a new stretch; the half-budget cap still applies
