@@ -196,6 +196,21 @@ def test_deletions_and_redactions_by_other_processes_are_out_at_once(backend: Ba
         assert "hunter0" in json.loads(lines[1])[0]["text"]
 
 
+def test_a_conversation_recreated_under_a_deleted_ones_name_is_read_as_new(
+    tmp_path: Path,
+) -> None:
+    # SQLite gives a new row the id of the last one deleted: the recreated conversation, at
+    # the same id and sequence number, must not be taken for the one the index holds.
+    path = tmp_path / "c.db"
+    with SQLiteStore(path) as store, SQLiteStore(path) as other:
+        store.open("a0", user="a").append("user", "car one")
+        assert store.recall("car", user="a")[0]["text"] == "user: car one"
+        other.delete("a0")
+        other.open("a0", user="a").append("user", "piano two")
+        assert [r["text"] for r in store.recall("piano", user="a")] == ["user: piano two"]
+        assert store.recall("car", user="a") == []
+
+
 def test_an_index_with_many_tombstones_is_rebuilt(tmp_path: Path) -> None:
     path = tmp_path / "c.db"
     with SQLiteStore(path) as store, SQLiteStore(path) as other:

@@ -293,7 +293,7 @@ class StoreCore:
         q = self._dialect.sql
         try:
             with self._lock, self._transaction(self._dialect.write_begin) as conn:
-                if conn.execute(q["create"], (name, user, head)).rowcount != 1:
+                if not self._dialect.create(conn, name, user, head):
                     raise _Undo
                 conv = int(conn.execute(q["conversation_id"], (name,)).fetchone()[0])
                 self._dialect.insert_turns(conn, conv, turns)

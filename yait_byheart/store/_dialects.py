@@ -149,6 +149,22 @@ class Dialect:
     def insert_turns(self, conn: Any, conv: int, records: list[str]) -> None:
         conn.executemany(self.sql["insert_turn"], [(conv, i, r) for i, r in enumerate(records)])
 
+    def create(self, conn: Any, name: str, user: str | None, head: str) -> bool:
+        """Insert conversation `name` (in the caller's transaction); False if it is taken.
+
+        SQLite gives a new row the id of the last row deleted (an INTEGER PRIMARY KEY without
+        AUTOINCREMENT), so ids come from the highest ever given, kept in `meta`: a conversation
+        re-created under a deleted one's name is never taken for it by what follows rows by
+        id (a user's recall index)."""
+        q = self.sql
+        given = conn.execute(q["last_conversation_id"]).fetchone()
+        top = conn.execute(q["top_conversation_id"]).fetchone()[0] or 0
+        new = max(int(given[0]) if given else 0, int(top)) + 1
+        if conn.execute(q["create_with_id"], (new, name, user, head)).rowcount != 1:
+            return False
+        conn.execute(q["set_last_conversation_id"], (str(new),))
+        return True
+
     def purge(self, conn: Any) -> bool:
         # secure_delete already zeroed the rows in the pages; the old page images still sit in
         # the WAL until a checkpoint copies the new ones back and TRUNCATE empties the log.
@@ -178,6 +194,10 @@ def _poll_write_lock(conn: Any, statement: str, timeout: float) -> None:
 
 class PostgresDialect(Dialect):
     """PostgreSQL through psycopg 3 in autocommit mode, the tables in their own schema."""
+
+    def create(self, conn: Any, name: str, user: str | None, head: str) -> bool:
+        # A bigserial never gives an id twice.
+        return bool(conn.execute(self.sql["create"], (name, user, head)).rowcount == 1)
 
     param = "%s"
     write_begin = "BEGIN"

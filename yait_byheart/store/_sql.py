@@ -90,6 +90,12 @@ quarantined: SELECT q.tbl, q.idx, q.problem FROM {s}quarantine q
 snapshot: SELECT data FROM {s}snapshots WHERE conv = ?
 create: INSERT INTO {s}conversations (name, user_id, head, seq)
     VALUES (?, ?, ?, 0) ON CONFLICT (name) DO NOTHING
+create_with_id: INSERT INTO {s}conversations (id, name, user_id, head, seq)
+    VALUES (?, ?, ?, ?, 0) ON CONFLICT (name) DO NOTHING
+top_conversation_id: SELECT MAX(id) FROM {s}conversations
+last_conversation_id: SELECT value FROM {s}meta WHERE key = 'last_conversation_id'
+set_last_conversation_id: INSERT INTO {s}meta (key, value) VALUES ('last_conversation_id', ?)
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value
 conversation_id: SELECT id FROM {s}conversations WHERE name = ?
 insert_turn: INSERT INTO {s}turns (conv, idx, record) VALUES (?, ?, ?)
 insert_state: INSERT INTO {s}state (conv, state) VALUES (?, ?)
