@@ -10,7 +10,9 @@ sticky joins for a question's missing part.
 from __future__ import annotations
 
 import random
+import sys
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,9 @@ from yait_byheart import Memory
 from yait_byheart._retrieval import fusion
 from yait_byheart._retrieval.ranking import fused
 from yait_byheart.semantic import Hybrid
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_retrieval_shapes as shapes
 
 scores = st.dictionaries(st.integers(0, 40), st.floats(0.01, 50.0), max_size=25)
 weights = st.floats(0.0, 2.0)
@@ -151,13 +156,7 @@ def retrievers() -> list[Any]:
 
 @pytest.mark.parametrize("retriever", retrievers(), ids=["rank", "scores", "hybrid"])
 def test_a_question_about_the_user_still_finds_their_words(retriever: Any) -> None:
-    mem = Memory(budget=700, chunk=300, stability=0, retriever=retriever)
-    mem.append("user", "My landlord raised the rent to 1,450 euro.", when="2 May 2023")
-    mem.append("assistant", "Noted.", when="2 May 2023")
-    for k in range(12):
-        mem.append("user", f"Random question {k} about cooking pasta.", when="3 May 2023")
-        talk = "Rent, rent, rent: landlords raise rent; what rent is fair rent? Rent laws."
-        mem.append("assistant", f"{talk} Pasta note {k}.", when="3 May 2023")
+    mem = shapes.rent(retriever=retriever)
     assert 0 in mem.compose("What did I say my rent was raised to?")["included"]
 
 
@@ -173,21 +172,12 @@ def test_a_questions_relative_date_still_favours_that_day(retriever: Any) -> Non
 
 @pytest.mark.parametrize("retriever", retrievers(), ids=["rank", "scores", "hybrid"])
 def test_a_two_part_question_still_gets_its_missing_part_joined(retriever: Any) -> None:
-    mem = Memory(budget=900, chunk=300, retriever=retriever)
-    filler = ["the garden needs water", "my sister called", "the oven is broken again"]
-    mem.append("user", "Our flight to Lisbon leaves Friday at 7:40 from gate B12.")
-    mem.append("assistant", "Noted: Lisbon, Friday 7:40, gate B12.")
-    for k in range(30):
-        mem.append("user", f"{filler[k % len(filler)]} ({k})")
-        mem.append("assistant", f"I see ({k}).")
-        if k == 14:
-            mem.append("user", "We booked the Hotel Alfama Garden, three nights.")
-            mem.append("assistant", "Hotel Alfama Garden for three nights, noted.")
+    mem = shapes.trip(retriever=retriever)  # the flight at turn 0, the hotel at turn 32
     mem.compose("When does our flight to Lisbon leave from gate B12?")
     result = mem.compose(
         "When does our Lisbon flight leave from gate B12 on Friday, and which hotel?"
     )
-    assert {0, 32} <= set(result["included"])  # the flight and the hotel
+    assert {0, 32} <= set(result["included"])
 
 
 def test_the_embedding_finds_what_shares_no_word_and_the_words_keep_theirs() -> None:

@@ -150,15 +150,20 @@ def test_speaker_patterns_find_the_same_in_any_soup(text: str) -> None:
     _same_matches(text)
 
 
-def test_the_users_own_words_outrank_a_reply_that_repeats_the_question() -> None:
-    mem = Memory(budget=700, chunk=300, stability=0)
+def rent(**kw: object) -> Memory:
+    """The user's rent said once (turn 0), then replies that keep repeating "rent"."""
+    mem = Memory(budget=700, chunk=300, stability=0, **kw)  # type: ignore[arg-type]
     mem.append("user", "My landlord raised the rent to 1,450 euro.", when="2 May 2023")
     mem.append("assistant", "Noted.", when="2 May 2023")
     for k in range(12):
         mem.append("user", f"Random question {k} about cooking pasta.", when="3 May 2023")
         talk = "Rent, rent, rent: landlords raise rent; what rent is fair rent? Rent laws."
         mem.append("assistant", f"{talk} Pasta note {k}.", when="3 May 2023")
-    result = mem.compose("What did I say my rent was raised to?")
+    return mem
+
+
+def test_the_users_own_words_outrank_a_reply_that_repeats_the_question() -> None:
+    result = rent().compose("What did I say my rent was raised to?")
     assert 0 in result["included"]
 
 

@@ -165,6 +165,19 @@ def _check_exclude(call: str, exclude: object) -> tuple[str, ...]:
     raise TypeError(f"{call}: exclude must be a conversation id or a list of them")
 
 
+def _recall_args(
+    call: str, user: Any, exclude: Any, budget: Any, when: Any, retriever: Any
+) -> tuple[str | None, tuple[str, ...]]:
+    """`recall`'s and `recall_source`'s arguments checked: the user and the excluded names."""
+    user = _check_user(call, user)
+    names = _check_exclude(call, exclude)
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ValueError(f"{call}: budget must be an int >= 1 (characters), got {budget!r}")
+    check_when(call, when)
+    check_retriever(call, retriever)
+    return user, names
+
+
 def _give_cache(store: _Store, conversation: str, retriever: object) -> None:
     """Hand a retriever that declares a `name` and has no `cache` yet the stored vectors."""
     name = getattr(retriever, "name", None)
@@ -430,12 +443,7 @@ class _Store(StoreCore):
         call = f"{self._kind}.recall"
         if not isinstance(query, str):
             raise TypeError(f"{call}: query must be a str, got {type(query).__name__}")
-        user = _check_user(call, user)
-        names = _check_exclude(call, exclude)
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise ValueError(f"{call}: budget must be an int >= 1 (characters), got {budget!r}")
-        check_when(call, when)
-        check_retriever(call, retriever)
+        user, names = _recall_args(call, user, exclude, budget, when, retriever)
         self._check_open(call)
         if user is None or not query.strip():
             return []
@@ -454,12 +462,7 @@ class _Store(StoreCore):
         ``retriever``: as for `recall` (one object per user).
         """
         call = f"{self._kind}.recall_source"
-        user = _check_user(call, user)
-        names = _check_exclude(call, exclude)
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise ValueError(f"{call}: budget must be an int >= 1 (characters), got {budget!r}")
-        check_when(call, when)
-        check_retriever(call, retriever)
+        user, names = _recall_args(call, user, exclude, budget, when, retriever)
         return RecallSource(self.recall, user, names, budget, when, retriever)
 
     def vectors(self, conversation: str, name: str) -> StoredVectors:
