@@ -17,7 +17,9 @@ import resource
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
 PROG = "python -m eval embed-cache"
 BATCH = 1024  # texts a cache write holds: a stopped run keeps all but the last batch
@@ -81,11 +83,8 @@ def texts_of(
     return list(seen)
 
 
-def embed_all(texts: Iterable[str]) -> tuple[int, float, float]:
-    """Embed the texts the cache lacks, longest first; (embedded, wall s, CPU s)."""
-    from eval.minilm import shared
-
-    embed = shared()
+def embed_all(texts: Iterable[str], embed: Any) -> tuple[int, float, float]:
+    """Embed the texts `embed`'s cache lacks, longest first; (embedded, wall s, CPU s)."""
     todo = embed.missing(list(texts))
     todo.sort(key=len, reverse=True)
     wall, cpu = time.perf_counter(), _cpu_seconds()
@@ -103,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--budgets", type=int, nargs="+", default=[4000, 8000, 20000])
     p.add_argument("--first", type=int, default=0, metavar="N",
                    help="LongMemEval: the histories of --sample N (seed 0) first")  # fmt: skip
+    p.add_argument("--histories", type=int, default=None, metavar="N",
+                   help="only the first N histories")  # fmt: skip
+    p.add_argument("--cache", type=Path, default=None, metavar="PATH",
+                   help="another vector cache (a new one measures the cost afresh)")  # fmt: skip
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     if args.benchmark == "longmemeval":
@@ -120,14 +123,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             return missing(PROG, data, LOCOMO)
     total = made = 0
     wall = cpu = 0.0
-    for n, (questions, turns) in enumerate(_histories(args.benchmark, data, args.first), 1):
+    from eval.minilm import DiskEmbed, shared
+
+    embed = shared() if args.cache is None else DiskEmbed(args.cache)
+    histories = _histories(args.benchmark, data, args.first)
+    for n, (questions, turns) in enumerate(islice(histories, args.histories), 1):
         texts = texts_of(questions, turns, args.budgets)
-        done = embed_all(texts)
+        done = embed_all(texts, embed)
         total, made, wall, cpu = total + len(texts), made + done[0], wall + done[1], cpu + done[2]
         if not args.quiet:
             rate = done[0] / max(done[1], 1e-9)
-            print(f"{PROG}: history {n}: {done[0]:,} of {len(texts):,} texts embedded "
-                  f"({rate:.0f}/s)", file=sys.stderr, flush=True)  # fmt: skip
+            print(f"{PROG}: history {n} ({len(turns)} turns): {done[0]:,} of {len(texts):,} "
+                  f"texts embedded in {done[1]:.1f} s ({rate:.0f}/s, {done[2]:.1f} CPU s)",
+                  file=sys.stderr, flush=True)  # fmt: skip
     rate = made / wall if wall > 0 and made else 0.0
     print(f"{total:,} texts over the histories, {made:,} embedded now in {wall:.0f} s "
           f"({rate:.1f} texts/s, {cpu:.0f} CPU s)")  # fmt: skip
