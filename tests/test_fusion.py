@@ -203,3 +203,37 @@ def test_the_embedding_finds_what_shares_no_word_and_the_words_keep_theirs() -> 
     both = memory(retriever=Hybrid(meaning, name="meaning")).compose(question)["included"]
     assert 0 not in lexical and 0 in both  # found by meaning
     assert 30 in lexical and 30 in both  # the word match kept
+
+
+class Volcanoes:
+    """Ranks the stretches that mention volcanoes first."""
+
+    def fit(self, docs: list[str]) -> Volcanoes:
+        self.docs = docs
+        return self
+
+    def rank(self, query: str) -> list[int]:
+        return [k for k, doc in enumerate(self.docs) if "volcano" in doc]
+
+
+def volcano_pieces_sent(question: str) -> int:
+    """Pieces of a long reply about volcanoes sent for `question`, a retriever favouring
+    them; no word of the question is in them."""
+    mem = Memory(budget=900, chunk=240, stability=0, retriever=Volcanoes())
+    for k in range(20):
+        mem.append("user", f"Question {k} about the tomato plants.")
+        mem.append("assistant", f"Water them at the base ({k}).")
+        if k == 9:
+            mem.append("user", "Tell me about mountains.")
+            reply = "\n\n".join(f"Paragraph {p}: a volcano is a mountain ({p})." for p in range(12))
+            mem.append("assistant", reply)
+    sent = mem.compose(question)["messages"]
+    return sum(p.get("text", "").count("a volcano is") for m in sent for p in m["parts"])
+
+
+def test_under_a_question_about_the_user_a_retriever_cannot_bring_only_replies() -> None:
+    # The long reply is cut into pieces: stretches holding no word of the user's. For a
+    # question about what the user said, the retriever's pick among them is no evidence;
+    # for any other question it may bring them.
+    assert volcano_pieces_sent("What did I say about my tomato plants?") == 0
+    assert volcano_pieces_sent("Tell me about the tomato plants") > 0
