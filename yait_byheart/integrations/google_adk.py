@@ -323,6 +323,21 @@ class _Sessions:
         head = conversation_name("adk", app) + "/"
         return [conversation_keys(n) for n in found if n.startswith(head)]
 
+    def listed(self, app: str, user: str | None) -> list[Any]:
+        """The sessions of `app` (of `user`, or of every user), without their events."""
+        found = [self.read(a, u, sid, None) for a, u, sid in self.names(app, user)]
+        for session in found:
+            session.events = []
+        return sorted(found, key=lambda s: (s.last_update_time, s.user_id, s.id))
+
+    def delete(self, app: str, user: str, sid: str) -> None:
+        """Delete session `sid` of `user` in `app` (nothing if there is none)."""
+        name = conversation_name("adk", app, user, sid.strip())
+        with self.lock:
+            self.open.pop(name, None)
+            if name in self.store.conversations(user=user):
+                self.store.delete(name)
+
     def require(self, session: Any) -> Memory:
         """The session's Memory; SessionNotFoundError if there is no such session."""
         from google.adk.errors.session_not_found_error import SessionNotFoundError
@@ -399,24 +414,11 @@ def _make_session_service() -> type:
             )
 
         async def list_sessions(self, *, app_name: str, user_id: str | None = None) -> Any:
-            def listed() -> list[Any]:
-                found = [self._sessions.read(app, user, sid, None)
-                         for app, user, sid in self._sessions.names(app_name, user_id)]  # fmt: skip
-                for s in found:
-                    s.events = []
-                return sorted(found, key=lambda s: (s.last_update_time, s.user_id, s.id))
-
-            return ListSessionsResponse(sessions=await asyncio.to_thread(listed))
+            found = await asyncio.to_thread(self._sessions.listed, app_name, user_id)
+            return ListSessionsResponse(sessions=found)
 
         async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-            def delete() -> None:
-                name = conversation_name("adk", app_name, user_id, session_id.strip())
-                with self._sessions.lock:
-                    self._sessions.open.pop(name, None)
-                    if name in self._sessions.store.conversations(user=user_id):
-                        self._sessions.store.delete(name)
-
-            await asyncio.to_thread(delete)
+            await asyncio.to_thread(self._sessions.delete, app_name, user_id, session_id)
 
         async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
             scoped = await asyncio.to_thread(self._sessions.scoped, app_name, user_id)
