@@ -135,6 +135,53 @@ def _originals(kept: list[Any], turns: list[int], memory: Memory) -> tuple[dict[
     return whole, tools
 
 
+def _attach(mem: Any, memory_or_store: Any, session_id: str, settings: dict[str, Any]) -> None:
+    """`ByheartMemory.from_defaults`' work: its Memory (a new one, the one given, or the
+    store's conversation `session_id`) and the messages it already holds."""
+    if memory_or_store is None:
+        source, settings = Memory(**settings), {}
+    else:
+        source = memory_or_store
+    mem._memory, mem._store = open_memory(source, session_id, settings, "ByheartMemory")
+    mem._settings = settings
+    mem._kept, mem._turns = stored_items(mem._memory, TAG, _load, _from_parts)
+
+
+def _file(mem: Any, fresh: list[Any]) -> None:
+    """`ByheartMemory.put_messages`' work, under its lock: keep `fresh`, file its words."""
+    dumped = [_dump(m) for m in fresh]
+    mem._turns += file_items(mem._memory, fresh, _parts, dumped, TAG, CALL + ".put")
+    mem._kept += fresh
+
+
+def _cleared(mem: Any) -> None:
+    """`ByheartMemory.reset`'s work, under its lock: no message kept, none filed."""
+    mem._memory = clear_memory(mem._memory, mem._store, mem.session_id, mem._settings)
+    mem._kept, mem._turns = [], []
+
+
+def _selection(mem: Any, question: str | None) -> list[Any]:
+    """`ByheartMemory.get`'s work, under its lock: the first system message put, then the
+    composed selection as the ChatMessages put (copies)."""
+    head = [m for m in mem._kept if _parts(m) is None and m.role == "system"][:1]
+    if not question and all(_parts(m) is None for m in mem._kept):
+        return copy.deepcopy(head)  # nothing said yet: nothing to compose
+    mem.last_result = mem._memory.compose(question if question else None)
+    whole, tools = _originals(mem._kept, mem._turns, mem._memory)
+    made = with_originals(mem.last_result, whole, tools, _build)
+    return copy.deepcopy([*head, *(m for group in made for m in group)])
+
+
+def _beyond_kept(mem: Any, messages: list[Any]) -> list[Any]:
+    """What `ByheartMemory.set` must put: the messages after those kept when they begin
+    with them, else all of them after a reset."""
+    kept = [_dump(m) for m in mem._kept]
+    if [_dump(m) for m in messages[: len(kept)]] != kept:
+        mem.reset()
+        return list(messages)
+    return list(messages[len(kept) :])
+
+
 def _make_memory_class() -> type:
     from llama_index.core.bridge.pydantic import PrivateAttr
     from llama_index.core.memory.types import BaseMemory
@@ -173,12 +220,8 @@ def _make_memory_class() -> type:
             chat_history: Sequence[Any] | None = None, **memory_settings: Any,
         ) -> ByheartMemory:  # fmt: skip
             """A memory on ``memory_or_store`` (None: a new Memory), ``chat_history`` put."""
-            source = Memory(**memory_settings) if memory_or_store is None else memory_or_store
-            settings = {} if memory_or_store is None else memory_settings
             made = cls(session_id=session_id)
-            made._memory, made._store = open_memory(source, session_id, settings, "ByheartMemory")
-            made._settings = settings
-            made._kept, made._turns = stored_items(made._memory, TAG, _load, _from_parts)
+            _attach(made, memory_or_store, session_id, memory_settings)
             if chat_history:
                 made.put_messages(list(chat_history))
             return made
@@ -192,13 +235,7 @@ def _make_memory_class() -> type:
             """The composed selection as ChatMessages (``input``: the new question, if it
             was not put), led by the first system message put."""
             with self._lock:
-                head = [m for m in self._kept if _parts(m) is None and m.role == "system"][:1]
-                if not input and all(_parts(m) is None for m in self._kept):
-                    return copy.deepcopy(head)  # nothing said yet: nothing to compose
-                self.last_result = self._memory.compose(input if input else None)
-                whole, tools = _originals(self._kept, self._turns, self._memory)
-                made = with_originals(self.last_result, whole, tools, _build)
-                return copy.deepcopy([*head, *(m for group in made for m in group)])
+                return _selection(self, input)
 
         def get_all(self) -> list[Any]:
             with self._lock:
@@ -213,28 +250,18 @@ def _make_memory_class() -> type:
             fresh = [m.model_copy(deep=True) for m in messages]
             if fresh:
                 with self._lock:
-                    dumped = [_dump(m) for m in fresh]
-                    turns = file_items(self._memory, fresh, _parts, dumped, TAG, CALL + ".put")
-                    self._kept += fresh
-                    self._turns += turns
+                    _file(self, fresh)
 
         def set(self, messages: list[Any]) -> None:
             """Replace every message with ``messages`` (those that begin with the messages
             kept only add the rest: an agent handing its whole history back files nothing
             twice)."""
             with self._lock:
-                kept = [_dump(m) for m in self._kept]
-                if [_dump(m) for m in messages[: len(kept)]] != kept:
-                    self.reset()
-                    kept = []
-                self.put_messages(messages[len(kept) :])
+                self.put_messages(_beyond_kept(self, messages))
 
         def reset(self) -> None:
             with self._lock:
-                self._memory = clear_memory(
-                    self._memory, self._store, self.session_id, self._settings
-                )
-                self._kept, self._turns = [], []
+                _cleared(self)
 
     return ByheartMemory
 
