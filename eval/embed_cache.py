@@ -13,7 +13,6 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,11 +22,6 @@ from typing import Any
 
 PROG = "python -m eval embed-cache"
 BATCH = 1024  # texts a cache write holds: a stopped run keeps all but the last batch
-
-
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 class _Recorder:
@@ -45,8 +39,8 @@ class _Recorder:
 
 def _histories(
     benchmark: str, data: Path, first: int = 0
-) -> Iterator[tuple[str, list[tuple[str, str, str]]]]:
-    """(question or questions joined, [(role, text, when), ...]) per history; LongMemEval's
+) -> Iterator[tuple[list[str], list[tuple[str, str, str]]]]:
+    """(its questions, [(role, text, when), ...]) per history; LongMemEval's
     answerable ones, those of `--sample first` (seed 0) first, so a sampled run can start
     before the whole file is embedded."""
     if benchmark == "longmemeval":
@@ -54,25 +48,25 @@ def _histories(
 
         answerable = [e for e in lme.load(data) if not lme.is_abstention(e)]
         sampled = lme.stratified_sample(answerable, first, 0) if first else []
-        rest = [e for e in answerable if all(e is not s for s in sampled)]
-        for entry in sampled + rest:
+        taken = {id(e) for e in sampled}
+        for entry in sampled + [e for e in answerable if id(e) not in taken]:
             q = lme.parse(entry)
-            yield q.question, [(t.role, t.text, t.when) for t in q.turns]
+            yield [q.question], [(t.role, t.text, t.when) for t in q.turns]
     else:
         from eval.locomo.data import load
 
         for conv in load(data):
             turns = [(t.role, t.text, t.when) for t in conv.turns]
-            yield "\n".join(q.question for q in conv.questions), turns
+            yield [q.question for q in conv.questions], turns
 
 
 def texts_of(
-    questions: str, turns: list[tuple[str, str, str]], budgets: Sequence[int]
+    questions: Sequence[str], turns: list[tuple[str, str, str]], budgets: Sequence[int]
 ) -> list[str]:
     """Every distinct text a hybrid run over one history at `budgets` embeds."""
     from yait_byheart import Memory
 
-    seen: dict[str, None] = dict.fromkeys(q for q in questions.split("\n") if q)
+    seen: dict[str, None] = dict.fromkeys(q for q in questions if q)
     for budget in budgets:
         recorder = _Recorder()
         memory = Memory(budget=budget, stability=0, retriever=recorder)
@@ -87,10 +81,10 @@ def embed_all(texts: Iterable[str], embed: Any) -> tuple[int, float, float]:
     """Embed the texts `embed`'s cache lacks, longest first; (embedded, wall s, CPU s)."""
     todo = embed.missing(list(texts))
     todo.sort(key=len, reverse=True)
-    wall, cpu = time.perf_counter(), _cpu_seconds()
+    wall, cpu = time.perf_counter(), time.process_time()
     for at in range(0, len(todo), BATCH):
         embed(todo[at : at + BATCH])
-    return len(todo), time.perf_counter() - wall, _cpu_seconds() - cpu
+    return len(todo), time.perf_counter() - wall, time.process_time() - cpu
 
 
 def main(argv: Sequence[str] | None = None) -> int:

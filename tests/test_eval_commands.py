@@ -265,7 +265,7 @@ def test_embed_cache_says_where_the_data_is_and_lists_what_a_hybrid_run_embeds(
     assert "--data PATH" in capsys.readouterr().err
     turns = [("user" if i % 2 == 0 else "assistant", f"turn {i} about tea " * 9, "8 May 2023")
              for i in range(40)]  # fmt: skip
-    texts = embed_cache.texts_of("Who made tea?\nWhen?", turns, [4000, 8000])
+    texts = embed_cache.texts_of(["Who made tea?", "When?"], turns, [4000, 8000])
     assert texts[:2] == ["Who made tea?", "When?"]
     assert len(texts) == len(set(texts)) > 2  # each stretch once, whatever the budgets
     assert all("turn" in t for t in texts[2:])
