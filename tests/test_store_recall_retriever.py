@@ -241,3 +241,18 @@ def test_a_retriever_recall_cannot_keep_fed_is_refused_by_name(tmp_path: Path) -
             with pytest.raises(TypeError, match=r"SQLiteStore\.recall.*lacks add, remove.*Hybrid"):
                 call(*args, **kwargs)
         assert store.recall("piano", user="alice")[0]["conversation"] == "music"  # all kept
+
+
+class FloatIds(Spy):
+    """A retriever whose scores come back keyed by float ids: its own bug."""
+
+    def scores(self, query: str) -> dict[int, float]:
+        return {float(u): s for u, s in super().scores(query).items()}  # type: ignore[misc]
+
+
+def test_a_bad_retriever_output_is_named_by_the_recall_it_was_given_to(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "c.db") as store:
+        fill(store)
+        assert store.recall(QUERY, user="alice", retriever=Spy())  # found by its meaning
+        with pytest.raises(TypeError, match=r"^SQLiteStore\.recall\(retriever=\.\.\.\): FloatIds"):
+            store.recall(QUERY, user="alice", retriever=FloatIds())

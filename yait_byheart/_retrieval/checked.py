@@ -13,13 +13,13 @@ import operator
 from collections.abc import Iterable, Mapping
 from typing import Any, SupportsIndex
 
-__all__ = ["checked_rank", "checked_scores"]
+__all__ = ["WHO", "checked_rank", "checked_scores"]
 
-_WHO = "Memory(retriever=...)"
+WHO = "Memory(retriever=...)"  # the call a retriever is given to, unless another is named
 
 
-def _name(retriever: object, method: str) -> str:
-    return f"{_WHO}: {type(retriever).__name__}.{method}" if retriever is not None else _WHO
+def _name(retriever: object, method: str, who: str) -> str:
+    return f"{who}: {type(retriever).__name__}.{method}" if retriever is not None else who
 
 
 def _stretch_id(where: str, value: object, n: int) -> int:
@@ -45,11 +45,11 @@ def _iterable(where: str, found: object, what: str) -> Iterable[Any]:
     return found
 
 
-def checked_rank(order: object, n: int, retriever: object = None) -> list[int]:
+def checked_rank(order: object, n: int, retriever: object = None, who: str = WHO) -> list[int]:
     """A rank-only retriever's `rank(query)` result as stretch ids, best first.
 
     Each id must be an int from 0 to `n` - 1 (TypeError, ValueError otherwise, naming
-    ``Memory(retriever=...)``); an id ranked twice counts at its first place.
+    `who`, the call the retriever was given to); an id ranked twice counts at its first place.
 
     >>> checked_rank([2, 0, 2], 3)
     [2, 0]
@@ -58,22 +58,24 @@ def checked_rank(order: object, n: int, retriever: object = None) -> list[int]:
     ...
     ValueError: Memory(retriever=...) returned stretch id 999, but the conversation holds 3 ...
     """
-    where = _name(retriever, "rank")
+    where = _name(retriever, "rank", who)
     items = _iterable(where, order, "a list of stretch ids (ints), best first")
     return list(dict.fromkeys(_stretch_id(where, u, n) for u in items))
 
 
-def checked_scores(found: object, n: int, retriever: object = None) -> dict[int, float]:
+def checked_scores(
+    found: object, n: int, retriever: object = None, who: str = WHO
+) -> dict[int, float]:
     """A scoring retriever's `scores(query)` result as ``{stretch id: score}``.
 
     A mapping from stretch id to score, or a sequence of scores (stretch k's at k, at most
     `n` of them); each score a finite real number (TypeError, ValueError otherwise, naming
-    ``Memory(retriever=...)``).  Every score is kept, zero and negative ones too.
+    `who`).  Every score is kept, zero and negative ones too.
 
     >>> checked_scores([0.5, 0.0], 3), checked_scores({2: 1}, 3)
     ({0: 0.5, 1: 0.0}, {2: 1.0})
     """
-    where = _name(retriever, "scores")
+    where = _name(retriever, "scores", who)
     if isinstance(found, Mapping):
         pairs: Iterable[tuple[object, object]] = found.items()
     else:

@@ -22,7 +22,7 @@ from .._turns.settings import Tuning
 from . import fusion, snapshot
 from . import ranking as _ranking
 from .bm25 import Index
-from .checked import checked_rank, checked_scores
+from .checked import WHO, checked_rank, checked_scores
 
 
 class Ranker:
@@ -229,16 +229,17 @@ class Ranker:
 
 def retrieved(
     retriever: Any, words: str, n: int, k: int, rank_offset: int,
-    keep: Callable[[int], bool] | None = None,
+    keep: Callable[[int], bool] | None = None, who: str = WHO,
 ) -> dict[int, float]:  # fmt: skip
     """A retriever's `k` best stretches (ids below `n`) for `words`, scaled so the best weighs
     1: by its `scores`, or by its `rank` (`rank_offset` as `Tuning.rank_offset`). `keep`: which
-    stretches may count (None: all); what the lexical ranking cannot hold is no evidence."""
+    stretches may count (None: all); what the lexical ranking cannot hold is no evidence.
+    `who`: the call the retriever was given to, named by an error in what it returns."""
     scores = getattr(retriever, "scores", None)
     if callable(scores):
-        found = checked_scores(scores(words), n, retriever)
+        found = checked_scores(scores(words), n, retriever, who)
     else:
-        order = checked_rank(retriever.rank(words), n, retriever)
+        order = checked_rank(retriever.rank(words), n, retriever, who)
         found = fusion.rank_scaled(order, rank_offset)
     if keep is not None:
         found = {u: s for u, s in found.items() if keep(u)}

@@ -114,16 +114,16 @@ class Recaller:
         """The user's passages for `query`, best first, within `budget` characters."""
         shown = resolve_time(query, when) if when is not None else query
         ui = self._user(user, retriever=retriever, call=call)
-        fuse = retriever is not None
+        who = f"{call}(retriever=...)" if retriever is not None else None
         with ui.lock:
             _synced(store, ui)
             if ui.dead > REBUILD_SHARE * max(1, len(ui.index)):
                 ui = self._user(user, fresh=True)
                 with ui.lock:
                     _synced(store, ui)
-                    passages = _select(ui, shown, budget, set(exclude), self.tuning, fuse)
+                    passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
             else:
-                passages = _select(ui, shown, budget, set(exclude), self.tuning, fuse)
+                passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
         return _read(store, user, ui, passages)
 
 
@@ -173,10 +173,11 @@ def _said_then(ui: UserIndex, query: str) -> Callable[[int], bool] | None:
 
 
 def _select(
-    ui: UserIndex, query: str, budget: int, exclude: set[str], tuning: Tuning, fuse: bool
-) -> list[_Passage]:
-    """The stretches that fit `budget`, best first, joined into passages (`fuse`: with the
-    index's retriever's signal)."""
+    ui: UserIndex, query: str, budget: int, exclude: set[str], tuning: Tuning,
+    who: str | None = None,
+) -> list[_Passage]:  # fmt: skip
+    """The stretches that fit `budget`, best first, joined into passages (with the index's
+    retriever's signal when `who`, the call it was given to, is named)."""
     n = len(ui.docs)
     if n == 0 or budget <= 0:
         return []
@@ -188,10 +189,10 @@ def _select(
     dated = ui.docs.dated.__getitem__
     when, then = ranking.asks_when(query), _said_then(ui, query)
     k = 8 + budget // _GRAIN
-    retriever = ui.retriever if fuse else None
+    retriever = ui.retriever if who is not None else None
     weight = float(getattr(retriever, "weight", 1.0))
     while True:
-        other = None if retriever is None else _retrieved(ui, retriever, query, index, k, tuning)
+        other = None if who is None else _retrieved(ui, retriever, query, index, k, tuning, who)
         chosen, skipped = _fill(ui, ranking.bm25_ranked(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
         ), budget, left_out, tuning)  # fmt: skip
@@ -205,7 +206,7 @@ def _select(
 
 
 def _retrieved(
-    ui: UserIndex, retriever: Any, query: str, index: Any, k: int, tuning: Tuning
+    ui: UserIndex, retriever: Any, query: str, index: Any, k: int, tuning: Tuning, who: str
 ) -> dict[int, float]:
     """The retriever's `k` best live stretches, as `Ranker` takes a conversation's: only
     those `index` holds (the user's words, for a question about them) count."""
@@ -215,7 +216,7 @@ def _retrieved(
         return bool(alive[doc]) and doc in index
 
     words = without_annotations(query)
-    return retrieved(retriever, words, len(ui.docs), k, tuning.rank_offset, keep)
+    return retrieved(retriever, words, len(ui.docs), k, tuning.rank_offset, keep, who)
 
 
 def _fill(
