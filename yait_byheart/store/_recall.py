@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._dates.resolve import parse_when, resolve_time
 from .._dates.spans import annotated_spans, without_annotations
-from .._retrieval import ranking
+from .._retrieval import fusion, ranking
 from .._retrieval.ranker import retrieved
 from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
@@ -191,8 +191,10 @@ def _select(
     k = 8 + budget // _GRAIN
     retriever = ui.retriever if who is not None else None
     weight = float(getattr(retriever, "weight", 1.0))
+    # Asked once: a larger k below takes more of the same answer (its best stays the best).
+    asked = None if who is None else _retrieved(ui, retriever, query, index, n, tuning, who)
     while True:
-        other = None if who is None else _retrieved(ui, retriever, query, index, k, tuning, who)
+        other = None if asked is None else fusion.best(asked, k)
         chosen, skipped = _fill(ui, ranking.bm25_ranked(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
         ), budget, left_out, tuning)  # fmt: skip
