@@ -20,6 +20,7 @@ __all__ = [
     "ModelInput",
     "Seen",
     "check_source",
+    "check_store",
     "clear_memory",
     "conversation_keys",
     "conversation_name",
@@ -55,6 +56,19 @@ def check_source(
         raise TypeError(
             f"{call}: memory_or_store must be a yait_byheart.Memory or a store "
             f"(SQLiteStore, PostgresStore), got {type(memory_or_store).__name__}"
+        )
+
+
+def check_store(source: object, call: str, allow_memory: bool = False) -> None:
+    """Refuse what is not a store (nor, with `allow_memory`, a Memory), naming `call`."""
+    if allow_memory and isinstance(source, Memory):
+        return
+    if not callable(getattr(source, "open", None)) or not callable(
+        getattr(source, "conversations", None)
+    ):
+        what = "a yait_byheart.Memory or a store" if allow_memory else "a store"
+        raise TypeError(
+            f"{call}: pass {what} (SQLiteStore, PostgresStore), got {type(source).__name__}"
         )
 
 

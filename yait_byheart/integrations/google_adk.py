@@ -32,6 +32,7 @@ from ..memory import Memory
 from ._common import (
     ModelInput,
     Neutral,
+    check_store,
     conversation_keys,
     conversation_name,
     file_items,
@@ -159,7 +160,7 @@ def _make_plugin() -> type:
             self, memory_or_store: Any, *, name: str = "byheart", **memory_settings: Any
         ) -> None:
             super().__init__(name=name)
-            _check_store(memory_or_store, "ByheartPlugin()", allow_memory=True)
+            check_store(memory_or_store, "ByheartPlugin()", allow_memory=True)
             if isinstance(memory_or_store, Memory) and memory_settings:
                 raise TypeError(
                     "ByheartPlugin(): Memory settings apply only when a store is given; set "
@@ -205,18 +206,6 @@ def _make_plugin() -> type:
                 llm_request.contents = await asyncio.to_thread(self._compose, session, contents)
 
     return ByheartPlugin
-
-
-def _check_store(source: object, call: str, allow_memory: bool = False) -> None:
-    if allow_memory and isinstance(source, Memory):
-        return
-    if not callable(getattr(source, "open", None)) or not callable(
-        getattr(source, "conversations", None)
-    ):
-        what = "a yait_byheart.Memory or a store" if allow_memory else "a store"
-        raise TypeError(
-            f"{call}: pass {what} (SQLiteStore, PostgresStore), got {type(source).__name__}"
-        )
 
 
 # -- sessions ------------------------------------------------------------------------------
@@ -390,7 +379,7 @@ def _make_session_service() -> type:
         """
 
         def __init__(self, store: Any, **memory_settings: Any) -> None:
-            _check_store(store, "ByheartSessionService()")
+            check_store(store, "ByheartSessionService()")
             self._sessions = _Sessions(store, memory_settings)
 
         def memory(self, *, app_name: str, user_id: str, session_id: str) -> Memory | None:
@@ -483,7 +472,7 @@ def _make_memory_service() -> type:
         def __init__(self, store_or_sessions: Any, *, limit: int = 5) -> None:
             got = getattr(store_or_sessions, "_sessions", None)
             if not isinstance(got, _Sessions):
-                _check_store(store_or_sessions, "ByheartMemoryService()")
+                check_store(store_or_sessions, "ByheartMemoryService()")
                 got = _Sessions(store_or_sessions, {})
             if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
                 raise ValueError(

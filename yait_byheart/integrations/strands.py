@@ -27,6 +27,7 @@ from ..memory import Memory
 from ._common import (
     ModelInput,
     Neutral,
+    check_store,
     conversation_name,
     file_items,
     lazy_classes,
@@ -162,7 +163,11 @@ class _Repository:
     ``strands/<session>`` holds item-only turns (``{"strands": {"session" | "agent" |
     "multi_agent": ...}}``, the latest of each id wins); ``strands/<session>/<agent>`` one
     turn per message (``{"strands": [SessionMessage.to_dict()]}``), a message updated
-    (redacted) by redacting its turn and filing the new one."""
+    (redacted) by redacting its turn and filing the new one.
+
+    Each step here takes the lock and does all its work itself: the repository's public
+    methods never call one another, so a caller counting (or patching) one public method sees
+    only its own calls."""
 
     def __init__(self, store: Any, settings: dict[str, Any]) -> None:
         self.store = store
@@ -210,6 +215,86 @@ class _Repository:
             self.messages[name] = found
         return self.messages[name]
 
+    def add_session(self, session: Any) -> Any:
+        """File a new session (SessionException if it exists); the session."""
+        from strands.types.exceptions import SessionException
+
+        with self.lock:
+            if self.records(session.session_id, "session"):
+                raise SessionException(f"Session {session.session_id} already exists")
+            self.record(session.session_id, "session", "", session.to_dict(), False)
+            return session
+
+    def put_agent(self, session_id: str, session_agent: Any, new: bool) -> None:
+        """File an agent, `new` (SessionException if it exists) or updated (if it does not;
+        its creation time is kept)."""
+        from strands.types.exceptions import SessionException
+
+        agent_id = session_agent.agent_id
+        with self.lock:
+            before = self.records(session_id, "agent").get(agent_id)
+            if new and before is not None:
+                raise SessionException(f"Agent {agent_id} already exists in session {session_id}")
+            if not new and before is None:
+                raise SessionException(f"Agent {agent_id} in session {session_id} does not exist")
+            if before is not None:
+                session_agent.created_at = before["created_at"]
+            self.record(session_id, "agent", agent_id, session_agent.to_dict(), True)
+
+    def put_message(self, session_id: str, agent_id: str, message: Any, new: bool) -> None:
+        """File a message of an agent that exists, `new` or updated (if it exists; its
+        creation time is kept); SessionException otherwise."""
+        from strands.types.exceptions import SessionException
+
+        with self.lock:
+            if new and agent_id not in self.records(session_id, "agent"):
+                raise SessionException(f"Agent {agent_id} does not exist in {session_id}")
+            if not new:
+                before = self.agent_messages(session_id, agent_id).get(message.message_id)
+                if before is None:
+                    raise SessionException(f"Message {message.message_id} does not exist")
+                message.created_at = before[1]["created_at"]
+            self.file_message(session_id, agent_id, message)
+
+    def put_multi_agent(self, session_id: str, multi_agent: Any, new: bool) -> None:
+        """File a multi-agent's state, new or updated (SessionException if it does not
+        exist)."""
+        from strands.types.exceptions import SessionException
+
+        with self.lock:
+            if not new and multi_agent.id not in self.records(session_id, "multi_agent"):
+                raise SessionException(
+                    f"MultiAgent state {multi_agent.id} in session {session_id} does not exist"
+                )
+            state = multi_agent.serialize_state()
+            self.record(session_id, "multi_agent", multi_agent.id, state, True)
+
+    def found(self, session_id: str, kind: str, key: str) -> Any:
+        """The latest record of `kind` and id `key` in the session (None if none)."""
+        with self.lock:
+            return self.records(session_id, kind).get(key)
+
+    def messages_of(
+        self, session_id: str, agent_id: str, offset: int = 0, limit: int | None = None
+    ) -> list[Any]:
+        """An agent's message records in id order: `limit` of them (None: all) from
+        `offset`."""
+        with self.lock:
+            known = self.agent_messages(session_id, agent_id)
+            ids = sorted(known)[offset:]
+            return [known[i][1] for i in (ids if limit is None else ids[:limit])]
+
+    def message(self, session_id: str, agent_id: str, message_id: int) -> Any:
+        """One message's record (None if the agent has no such message)."""
+        with self.lock:
+            found = self.agent_messages(session_id, agent_id).get(message_id)
+            return None if found is None else found[1]
+
+    def agent_memory(self, session_id: str, agent_id: str) -> Memory | None:
+        """The Memory holding an agent's messages (None if it has none)."""
+        with self.lock:
+            return self.memory(conversation_name("strands", session_id, agent_id))
+
     def file_message(self, session_id: str, agent_id: str, session_message: Any) -> None:
         name = conversation_name("strands", session_id, agent_id)
         memory = self.memory(name, create=True)
@@ -225,9 +310,13 @@ class _Repository:
         known[session_message.message_id] = (turns[0], dumped)
 
 
+def _made(kind: Any, record: Any) -> Any:
+    """`kind.from_dict(record)`, or None for no record."""
+    return None if record is None else kind.from_dict(record)
+
+
 def _make_repository() -> type:
     from strands.session.session_repository import SessionRepository
-    from strands.types.exceptions import SessionException
     from strands.types.session import Session, SessionAgent, SessionMessage
 
     class ByheartSessionRepository(SessionRepository):  # type: ignore[misc]
@@ -244,117 +333,58 @@ def _make_repository() -> type:
         """
 
         def __init__(self, store: Any, **memory_settings: Any) -> None:
-            if not callable(getattr(store, "open", None)):
-                raise TypeError(
-                    "ByheartSessionRepository(): pass a store (SQLiteStore, PostgresStore), "
-                    f"got {type(store).__name__}"
-                )
+            check_store(store, "ByheartSessionRepository()")
             self._repo = _Repository(store, memory_settings)
 
         def memory(self, session_id: str, agent_id: str) -> Memory | None:
             """The Memory holding an agent's messages (None if it has none)."""
-            with self._repo.lock:
-                return self._repo.memory(conversation_name("strands", session_id, agent_id))
+            return self._repo.agent_memory(session_id, agent_id)
 
         def create_session(self, session: Any, **kwargs: Any) -> Any:
-            with self._repo.lock:
-                if self._repo.records(session.session_id, "session"):
-                    raise SessionException(f"Session {session.session_id} already exists")
-                self._repo.record(session.session_id, "session", "", session.to_dict(), False)
-                return session
+            return self._repo.add_session(session)
 
         def read_session(self, session_id: str, **kwargs: Any) -> Any:
-            with self._repo.lock:
-                found = self._repo.records(session_id, "session").get("")
-                return None if found is None else Session.from_dict(found)
+            return _made(Session, self._repo.found(session_id, "session", ""))
 
         def create_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
-            with self._repo.lock:
-                if session_agent.agent_id in self._repo.records(session_id, "agent"):
-                    raise SessionException(
-                        f"Agent {session_agent.agent_id} already exists in session {session_id}"
-                    )
-                self._record_agent(session_id, session_agent)
-
-        def _record_agent(self, session_id: str, session_agent: Any) -> None:
-            self._repo.record(session_id, "agent", session_agent.agent_id,
-                              session_agent.to_dict(), True)  # fmt: skip
+            self._repo.put_agent(session_id, session_agent, new=True)
 
         def read_agent(self, session_id: str, agent_id: str, **kwargs: Any) -> Any:
-            return self._read_agent(session_id, agent_id)
-
-        # The methods call each other through these, not the public names, so that a
-        # caller counting (or patching) one public method sees only its own calls.
-        def _read_agent(self, session_id: str, agent_id: str) -> Any:
-            with self._repo.lock:
-                found = self._repo.records(session_id, "agent").get(agent_id)
-                return None if found is None else SessionAgent.from_dict(found)
-
-        def _read_message(self, session_id: str, agent_id: str, message_id: int) -> Any:
-            with self._repo.lock:
-                found = self._repo.agent_messages(session_id, agent_id).get(message_id)
-                return None if found is None else SessionMessage.from_dict(found[1])
+            return _made(SessionAgent, self._repo.found(session_id, "agent", agent_id))
 
         def update_agent(self, session_id: str, session_agent: Any, **kwargs: Any) -> None:
-            with self._repo.lock:
-                before = self._read_agent(session_id, session_agent.agent_id)
-                if before is None:
-                    raise SessionException(
-                        f"Agent {session_agent.agent_id} in session {session_id} does not exist"
-                    )
-                session_agent.created_at = before.created_at
-                self._record_agent(session_id, session_agent)
+            self._repo.put_agent(session_id, session_agent, new=False)
 
         def create_message(
             self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any
         ) -> None:
-            with self._repo.lock:
-                if self._read_agent(session_id, agent_id) is None:
-                    raise SessionException(f"Agent {agent_id} does not exist in {session_id}")
-                self._repo.file_message(session_id, agent_id, session_message)
+            self._repo.put_message(session_id, agent_id, session_message, new=True)
 
         def read_message(
             self, session_id: str, agent_id: str, message_id: int, **kwargs: Any
         ) -> Any:
-            return self._read_message(session_id, agent_id, message_id)
+            return _made(SessionMessage, self._repo.message(session_id, agent_id, message_id))
 
         def update_message(
             self, session_id: str, agent_id: str, session_message: Any, **kwargs: Any
         ) -> None:
-            with self._repo.lock:
-                before = self._read_message(session_id, agent_id, session_message.message_id)
-                if before is None:
-                    raise SessionException(f"Message {session_message.message_id} does not exist")
-                session_message.created_at = before.created_at
-                self._repo.file_message(session_id, agent_id, session_message)
+            self._repo.put_message(session_id, agent_id, session_message, new=False)
 
         def list_messages(
             self, session_id: str, agent_id: str, limit: int | None = None, offset: int = 0,
             **kwargs: Any,
         ) -> list[Any]:  # fmt: skip
-            with self._repo.lock:
-                known = self._repo.agent_messages(session_id, agent_id)
-                ids = sorted(known)[offset:]
-                ids = ids if limit is None else ids[:limit]
-                return [SessionMessage.from_dict(known[i][1]) for i in ids]
+            found = self._repo.messages_of(session_id, agent_id, offset, limit)
+            return [SessionMessage.from_dict(record) for record in found]
 
         def create_multi_agent(self, session_id: str, multi_agent: Any, **kwargs: Any) -> None:
-            with self._repo.lock:
-                state = multi_agent.serialize_state()
-                self._repo.record(session_id, "multi_agent", multi_agent.id, state, True)
+            self._repo.put_multi_agent(session_id, multi_agent, new=True)
 
         def read_multi_agent(self, session_id: str, multi_agent_id: str, **kwargs: Any) -> Any:
-            with self._repo.lock:
-                return self._repo.records(session_id, "multi_agent").get(multi_agent_id)
+            return self._repo.found(session_id, "multi_agent", multi_agent_id)
 
         def update_multi_agent(self, session_id: str, multi_agent: Any, **kwargs: Any) -> None:
-            with self._repo.lock:
-                if multi_agent.id not in self._repo.records(session_id, "multi_agent"):
-                    raise SessionException(
-                        f"MultiAgent state {multi_agent.id} in session {session_id} does not exist"
-                    )
-                state = multi_agent.serialize_state()
-                self._repo.record(session_id, "multi_agent", multi_agent.id, state, True)
+            self._repo.put_multi_agent(session_id, multi_agent, new=False)
 
     return ByheartSessionRepository
 
