@@ -69,17 +69,30 @@ def test_rrf_matches_its_definition(
     assert all(abs(got[u] - want[u]) < 1e-12 for u in got)
 
 
-@given(scores, scores, weights, st.booleans())
+@given(scores, scores, weights, st.booleans(), st.integers(0, 30))
 def test_a_lexical_score_outside_the_head_stays_below_every_lexical_stretch_in_it(
-    a: dict[int, float], b: dict[int, float], w: float, rrf: bool
+    a: dict[int, float], b: dict[int, float], w: float, rrf: bool, k: int
 ) -> None:
     head = sorted(((s, u) for u, s in a.items()), reverse=True)
-    new, scale = fused(head, b, w, rrf)
+    new, scale = fused(head, b, w, rrf, k)
     assert [s for s, _ in new] == sorted((s for s, _ in new), reverse=True)
-    assert {u for _, u in new} == set(a) | set(b)
+    # the head's stretches and the retriever's k best, each once
+    assert sorted(u for _, u in new) == sorted(set(a) | set(fusion.best(b, k)))
     if head:  # a score below the head's lowest, scaled, stays below its fused scores
         lexical = [s for s, u in new if u in a]
         assert head[-1][0] * scale <= min(lexical) + 1e-12
+
+
+@given(scores, scores, weights, st.integers(0, 30))
+def test_every_candidate_takes_its_score_from_both_lists(
+    a: dict[int, float], b: dict[int, float], w: float, k: int
+) -> None:
+    """CombSUM sums what each list gives a stretch: a head stretch outside the retriever's
+    k best keeps its similarity, one the retriever missed adds 0."""
+    head = sorted(((s, u) for u, s in a.items()), reverse=True)
+    new, _ = fused(head, b, w, False, k)
+    want = reference_comb_sum(a, b, w)
+    assert all(abs(s - want[u]) < 1e-12 for s, u in new)
 
 
 # -- a retriever with no opinion changes nothing ---------------------------------------------

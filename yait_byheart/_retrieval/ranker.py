@@ -164,13 +164,13 @@ class Ranker:
         return (min(ordinals), max(ordinals)) if ordinals else (1, 0)
 
     def _retrieved(self, query: str, n: int, index: Index) -> dict[int, float]:
-        """The retriever's `exact_k` best stretches, scaled so the best weighs 1: by its
-        scores, or by rank. Under a question about one speaker's words (`index` holds only
-        theirs), a stretch without them is no evidence, as in the lexical ranking."""
+        """The retriever's stretches, scaled so the best weighs 1: by its scores, or by rank.
+        Under a question about one speaker's words (`index` holds only theirs), a stretch
+        without them is no evidence, as in the lexical ranking."""
         self._feed(n)
         words = without_annotations(query)  # its dates are read as days, not as words
         keep = index.__contains__ if len(index) < n else None
-        return retrieved(self.retriever, words, n, self.exact_k(), self.tuning.rank_offset, keep)
+        return retrieved(self.retriever, words, n, self.tuning.rank_offset, keep)
 
     def _feed(self, n: int) -> None:
         retriever, conv = self.retriever, self.conv
@@ -228,10 +228,10 @@ class Ranker:
 
 
 def retrieved(
-    retriever: Any, words: str, n: int, k: int, rank_offset: int,
+    retriever: Any, words: str, n: int, rank_offset: int,
     keep: Callable[[int], bool] | None = None, who: str = WHO,
 ) -> dict[int, float]:  # fmt: skip
-    """A retriever's `k` best stretches (ids below `n`) for `words`, scaled so the best weighs
+    """The stretches (ids below `n`) a retriever finds for `words`, scaled so the best weighs
     1: by its `scores`, or by its `rank` (`rank_offset` as `Tuning.rank_offset`). `keep`: which
     stretches may count (None: all); what the lexical ranking cannot hold is no evidence.
     `who`: the call the retriever was given to, named by an error in what it returns."""
@@ -243,4 +243,4 @@ def retrieved(
         found = fusion.rank_scaled(order, rank_offset)
     if keep is not None:
         found = {u: s for u, s in found.items() if keep(u)}
-    return fusion.max_scaled(fusion.best(found, k))
+    return fusion.max_scaled(found)

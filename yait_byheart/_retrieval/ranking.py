@@ -131,13 +131,19 @@ def recency_fill(scored: Mapping[int, Any], n: int, scan: int) -> Iterator[tuple
             found += 1
 
 
-def fused(head: Head, other: Mapping[int, float], weight: float, rrf: bool) -> tuple[Head, float]:
+def fused(
+    head: Head, other: Mapping[int, float], weight: float, rrf: bool, k: int
+) -> tuple[Head, float]:
     """The lexical head and a retriever's scaled scores as one head (CombSUM, or reciprocal
     rank fusion with `rrf`), and what a lexical score outside the head is multiplied by to
     stay on the fused scale below it.
 
-    >>> fused([(4.0, 0), (2.0, 1)], {2: 1.0}, 0.5, False)
-    ([(1.0, 0), (0.5, 2), (0.5, 1)], 0.25)
+    The candidates are the head and the retriever's `k` best; each candidate takes its score
+    from both lists wherever it has one, as CombSUM sums what every system gives a document
+    (a head stretch just outside the retriever's `k` best keeps its similarity).
+
+    >>> fused([(4.0, 0), (2.0, 1)], {2: 1.0, 1: 0.2, 5: 0.1}, 0.5, False, 1)
+    ([(1.0, 0), (0.6, 1), (0.5, 2)], 0.25)
     """
     lexical = {u: s for s, u in head}
     top = max(lexical.values(), default=0.0)
@@ -147,7 +153,8 @@ def fused(head: Head, other: Mapping[int, float], weight: float, rrf: bool) -> t
     else:
         scores = fusion.comb_sum(lexical, other, weight)
         scale = 1 / top if top > 0 else 0.0
-    return sorted(((s, u) for u, s in scores.items()), reverse=True), scale
+    candidates = lexical.keys() | fusion.best(other, k).keys()
+    return sorted(((scores[u], u) for u in candidates if u in scores), reverse=True), scale
 
 
 def bm25_ranked(
@@ -160,7 +167,8 @@ def bm25_ranked(
     `said_then` marks the stretches said on the days a question names ("last weekend",
     resolved against its date): they are boosted like dated stretches for "when" questions,
     and the rest of them come before the recency top-up. `other` is a retriever's scores
-    (scaled, the best 1), fused into the head with `weight` (see `fused`).
+    (scaled, the best 1; every stretch it scored, its `k` best join the head), fused into the
+    head with `weight` (see `fused`).
     """
     terms = query_terms(index, terms, tuning)
     head, scores, complete = index.head(terms, k)
@@ -168,7 +176,7 @@ def bm25_ranked(
         head = with_neighbours(index, terms, head, scores, n, k, tuning, complete)
     scale = 1.0
     if other:
-        head, scale = fused(head, other, weight, tuning.rank_fusion)
+        head, scale = fused(head, other, weight, tuning.rank_fusion, k)
     if tuning.date_boost > 0 and when:
         head = date_boosted(head, dated, tuning.date_boost)
     if tuning.date_boost > 0 and said_then is not None:

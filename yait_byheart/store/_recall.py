@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._dates.resolve import parse_when, resolve_time
 from .._dates.spans import annotated_spans, without_annotations
-from .._retrieval import fusion, ranking
+from .._retrieval import ranking
 from .._retrieval.ranker import retrieved
 from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
@@ -192,9 +192,9 @@ def _select(
     retriever = ui.retriever if who is not None else None
     weight = float(getattr(retriever, "weight", 1.0))
     # Asked once: a larger k below takes more of the same answer (its best stays the best).
-    asked = None if who is None else _retrieved(ui, retriever, query, index, n, tuning, who)
+    # Asked once: a larger k below takes more of the same answer (its best stays the best).
+    other = None if who is None else _retrieved(ui, retriever, query, index, tuning, who)
     while True:
-        other = None if asked is None else fusion.best(asked, k)
         chosen, skipped = _fill(ui, ranking.bm25_ranked(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
         ), budget, left_out, tuning)  # fmt: skip
@@ -208,17 +208,17 @@ def _select(
 
 
 def _retrieved(
-    ui: UserIndex, retriever: Any, query: str, index: Any, k: int, tuning: Tuning, who: str
+    ui: UserIndex, retriever: Any, query: str, index: Any, tuning: Tuning, who: str
 ) -> dict[int, float]:
-    """The retriever's `k` best live stretches, as `Ranker` takes a conversation's: only
-    those `index` holds (the user's words, for a question about them) count."""
+    """The retriever's live stretches, as `Ranker` takes a conversation's: only those
+    `index` holds (the user's words, for a question about them) count."""
     alive = ui.docs.alive
 
     def keep(doc: int) -> bool:
         return bool(alive[doc]) and doc in index
 
     words = without_annotations(query)
-    return retrieved(retriever, words, len(ui.docs), k, tuning.rank_offset, keep, who)
+    return retrieved(retriever, words, len(ui.docs), tuning.rank_offset, keep, who)
 
 
 def _fill(
