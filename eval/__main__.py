@@ -40,6 +40,9 @@ COMMANDS: dict[str, Command] = {
     "time-langs": Command("eval.time_langs", "relative dates: cases resolved per language"),
     "semantic": Command("eval.semantic", "semantic (embedding) retrieval comparison"),
     "embed-cache": Command("eval.embed_cache", "embed a benchmark's texts once (MiniLM cache)"),
+    "headroom": Command(
+        "eval.headroom", "where the hybrid's missed evidence ranks in each list (MiniLM)"
+    ),
     "minilm": Command("eval.minilm", "live replay with the MiniLM hybrid (needs the eval extra)"),
     "ab-revision": Command("eval.ab_revision", "developer A/B: this checkout vs a git revision"),
 }

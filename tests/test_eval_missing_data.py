@@ -17,7 +17,8 @@ LONGMEMEVAL = "xiaowu0162/LongMemEval"
 # Every `python -m eval` command that reads a data set, and where that data comes from.
 # (`longmemeval` says where LongMemEval comes from: tests/test_eval_longmemeval.py.)
 READERS = {"locomo": LOCOMO, "ablate": LOCOMO, "minilm": LOCOMO, "query-cost": LOCOMO,
-           "xquad": XQUAD, "embed-cache": LOCOMO, "bench-cold": LONGMEMEVAL}  # fmt: skip
+           "xquad": XQUAD, "embed-cache": LOCOMO, "bench-cold": LONGMEMEVAL,
+           "headroom": LOCOMO}  # fmt: skip
 # Arguments a command needs before --data (embed-cache names the benchmark it embeds).
 FIRST = {"embed-cache": ["locomo"]}
 
