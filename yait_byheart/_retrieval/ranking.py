@@ -147,13 +147,13 @@ def fused(
     """
     lexical = {u: s for s, u in head}
     top = max(lexical.values(), default=0.0)
-    if rrf:
+    candidates = lexical.keys() | fusion.best(other, k).keys()
+    if rrf:  # ranks in the retriever's whole list
         scores = fusion.reciprocal_rank_fusion(lexical, other, weight)
         scale = 1 / (top * (fusion.RRF_K + len(lexical) + 1)) if top > 0 else 0.0
-    else:
-        scores = fusion.comb_sum(lexical, other, weight)
+    else:  # only the candidates' scores are summed
+        scores = fusion.comb_sum(lexical, {u: other[u] for u in candidates if u in other}, weight)
         scale = 1 / top if top > 0 else 0.0
-    candidates = lexical.keys() | fusion.best(other, k).keys()
     return sorted(((scores[u], u) for u in candidates if u in scores), reverse=True), scale
 
 
