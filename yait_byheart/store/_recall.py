@@ -192,7 +192,6 @@ def _select(
     retriever = ui.retriever if who is not None else None
     weight = float(getattr(retriever, "weight", 1.0))
     # Asked once: a larger k below takes more of the same answer (its best stays the best).
-    # Asked once: a larger k below takes more of the same answer (its best stays the best).
     other = None if who is None else _retrieved(ui, retriever, query, index, tuning, who)
     while True:
         chosen, skipped = _fill(ui, ranking.bm25_ranked(
