@@ -14,8 +14,8 @@ from array import array
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, compress, pairwise, repeat
-from operator import itemgetter
+from itertools import accumulate, chain, compress, pairwise, repeat
+from operator import itemgetter, rshift
 from typing import TypeVar
 
 from .codec import U32, u32_array, u32_bytes
@@ -270,8 +270,9 @@ class Inverted:
             return self._packed.size(term)
         return len(entry.ids)
 
-    def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
-        """Index a document, given its term counts, under `doc_id` (not indexed already)."""
+    def _admit(self, doc_id: int, counts: Mapping[str, int]) -> int:
+        """Count a new document in: its length (returned) and the running statistics;
+        ValueError, before any change, if it is indexed already or out of range."""
         if not 0 <= doc_id < _ABSENT:
             raise ValueError(f"Index.add: document id {doc_id} is outside 0 to 2**32 - 2")
         lengths = self._lengths
@@ -283,12 +284,63 @@ class Inverted:
         if doc_id >= len(lengths):
             lengths.extend(repeat(_ABSENT, doc_id + 1 - len(lengths)))
         lengths[doc_id] = length
-        if self._packed is not None:
-            self._unpack_all(counts)
         self._count += 1
         self._total_len += length
         if self._min_len is not None and length < self._min_len:
             self._min_len = length
+        return length
+
+    def add_many(self, docs: Iterable[tuple[int, Mapping[str, int]]]) -> None:
+        """Index documents, each (id, term counts), as `add` would one after the other.
+
+        Into an empty index, ids ascending, their postings are grouped by term in one pass and
+        kept packed, as a loaded index keeps them (`Packed`): a term's `Postings` is made when
+        it is first used. Made for each term at once, they were half of indexing a 500-turn
+        conversation on its first compose (docs/benchmarks.md, "Speed"), and most are never
+        used. The caller bounds a batch: its lists take 16 bytes a posting until packed.
+        """
+        docs = list(docs)
+        ids = [doc_id for doc_id, _ in docs]
+        if self._count or self._postings or any(a >= b for a, b in pairwise(ids)):
+            for doc_id, counts in docs:
+                self.add(doc_id, counts)
+            return
+        # Each term's ids and counts, interleaved: one list a term, two appends a posting.
+        lists: dict[str, list[int]] = {}
+        get = lists.get
+        try:
+            for doc_id, counts in docs:
+                self._admit(doc_id, counts)
+                self._top = max(self._top, doc_id)
+                for term, tf in counts.items():
+                    held = get(term)
+                    if held is None:
+                        lists[term] = [doc_id, tf]
+                    else:
+                        held.append(doc_id)
+                        held.append(tf)
+        finally:  # what was admitted before a document that failed is indexed all the same
+            if lists:
+                self._pack(lists)
+
+    def _pack(self, lists: dict[str, list[int]]) -> None:
+        """`lists` (each term's ids and counts, interleaved) as the packed postings of the
+        index, in the arrays `load` would have made of them."""
+        flat = array(U32, chain.from_iterable(lists.values()))
+        docs, tfs = flat[0::2], flat[1::2]
+        if self._top <= 0xFFFF:
+            docs = _narrow(docs, "H")
+        if _fits_a_byte(tfs):
+            tfs = _narrow(tfs, "B")
+        ends = list(map(rshift, accumulate(map(len, lists.values())), repeat(1)))
+        self._postings = dict.fromkeys(lists, _PACKED)
+        self._packed = Packed(list(lists), docs, tfs, ends)
+
+    def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
+        """Index a document, given its term counts, under `doc_id` (not indexed already)."""
+        length = self._admit(doc_id, counts)
+        if self._packed is not None:
+            self._unpack_all(counts)
         last = doc_id > self._top  # the usual case: above every id, so appended to each list
         if last:
             self._top = doc_id
