@@ -259,9 +259,10 @@ class Inverted:
 
     def _unpack_all(self, terms: Iterable[str]) -> None:
         """Each of `terms` packed taken out, before a change touches its postings."""
-        get = self._postings.get
-        for term in [t for t in terms if get(t) is _PACKED]:
-            self._unpack(term)
+        packed = self._packed
+        if packed is not None:  # the terms still packed found in C: every add asks
+            for term in packed.where.keys() & terms:
+                self._unpack(term)
 
     def _df(self, term: str) -> int:
         """How many documents hold indexed `term`."""
