@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from yait_byheart import Memory
 from yait_byheart._turns.render import (
     KINDS,
     MEMORY_MARKER,
@@ -47,3 +48,34 @@ def test_an_entrys_size_is_the_length_of_its_rendering(
 @given(st.lists(pieces(), min_size=1, max_size=6))
 def test_a_stretchs_size_is_the_length_of_its_rendering(stretch: list[Piece]) -> None:
     assert unit_length(stretch) == len(render_unit(stretch))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["user", "assistant"]),
+            st.text(alphabet=st.sampled_from(list("ab é.\n日")), max_size=400),
+            st.sampled_from(["", "8 May 2023", "9 May 2023"]),
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.lists(st.integers(0, 29), max_size=3),
+)
+def test_a_conversations_stretch_sizes_are_the_lengths_of_their_renderings(
+    turns: list[tuple[str, str, str]], redacted: list[int]
+) -> None:
+    """Sized from the entries' offsets (long turns cut into pieces, silent and redacted
+    turns skipped), each closed stretch measures what rendering its shown pieces makes."""
+    mem = Memory(budget=600, chunk=200)
+    for role, text, when in turns:
+        mem.append(role, text, when=when)
+    for index in redacted:
+        if index < len(mem):
+            mem.redact(index)
+    conv = mem._conv
+    conv._stretch_sizes = []  # each measured again, as a first compose measures them
+    for k, size in enumerate(conv.stretch_sizes):
+        shown = [p for p in conv.pieces(*conv.stretch_range(k)) if not p.turn.silent]
+        assert size == (len(render_unit(shown)) if shown else 0)

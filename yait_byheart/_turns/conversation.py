@@ -25,7 +25,7 @@ from .render import (
     render_ordinary,
     render_unit,
     searchable,
-    unit_length,
+    unit_size,
     when_line,
 )
 from .settings import Tuning
@@ -316,19 +316,36 @@ class Conversation:
         self.open_calls = {}
 
     def _rendered_size(self, start: int, end: int) -> int:
-        pieces = [p for p in self.pieces(start, end) if not p.turn.silent]
-        if not pieces:
-            return 0
         measure = self.shape.measure
-        return unit_length(pieces) if measure is len else measure(render_unit(pieces))
+        if measure is len:
+            return self._size_in_characters(start, end)
+        pieces = [p for p in self.pieces(start, end) if not p.turn.silent]
+        return measure(render_unit(pieces)) if pieces else 0
+
+    def _size_in_characters(self, start: int, end: int) -> int:
+        """`unit_length` of the shown entries from `start` to `end` (0 if none), from the
+        entries themselves: no piece is made (a first compose sizes every stretch)."""
+        turns = self.turns
+        shown: list[tuple[Turn, int, int]] = []
+        for entry in self.entries[start:end]:
+            turn = turns[entry.turn]
+            if turn.silent:
+                continue
+            if entry.parts == 1:
+                shown.append((turn, 0, len(searchable(turn))))
+            else:
+                body = searchable(turn)[entry.start : entry.end]
+                shown.append((turn, len(Piece.label_of(entry.part, entry.parts)), len(body)))
+        return unit_size(shown) if shown else 0
 
     # -- reading ---------------------------------------------------------------------------
 
     @property
     def stretch_sizes(self) -> list[int]:
         sizes = self._stretch_sizes
-        for k in range(len(sizes), len(self.starts)):
-            sizes.append(self._rendered_size(*self.stretch_range(k)))
+        if len(sizes) < len(self.starts):  # those closed since the last read
+            bounds = [*self.starts[len(sizes) :], self.open_start]
+            sizes += map(self._rendered_size, bounds[:-1], bounds[1:])
         return sizes
 
     def piece_of(self, entry: Entry) -> Piece:

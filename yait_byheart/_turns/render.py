@@ -6,7 +6,7 @@ renders to the same bytes: that is what lets a provider's prompt cache recognise
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,17 +186,23 @@ def unit_length(pieces: Sequence[Piece]) -> int:
     >>> unit_length(pieces) == len(render_unit(pieces))
     True
     """
+    return unit_size([(p.turn, len(p.label), len(p.body)) for p in pieces])
+
+
+def unit_size(pieces: Iterable[tuple[Turn, int, int]]) -> int:
+    """`unit_length` of pieces given as (turn, length of its label, length of its body): a
+    stretch sized from its entries' offsets, no piece cut out of its turn to be measured."""
     size, lines = len(MEMORY_MARKER), 1
     previous_when: str | None = None
-    for piece in pieces:
-        turn = piece.turn
+    for turn, label, body in pieces:
         if turn.silent:
             continue
         if turn.when != previous_when and turn.when:
             size += len(turn.when) + 2  # "[when]"
             lines += 1
         previous_when = turn.when
-        size += len(_kind_line(turn)) + len(turn.role) + 2 + len(piece.label) + len(piece.body)
+        kind = 0 if turn.kind == SAID else len(_kind_line(turn))
+        size += kind + len(turn.role) + 2 + label + body
         lines += 1
     return size + lines - 1  # the line breaks
 
