@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, filterfalse
 
 from . import words as _words
 from .lang import BY_SCRIPT, LANGUAGES, READERS
@@ -214,7 +214,9 @@ class Tokenizer:
     def _fill(self, lang: str, found: Sequence[str | bytes]) -> Cache:
         with self._lock:
             cache = self._caches.setdefault(lang, {})
-            new = set(found).difference(cache)
+            # The words not seen yet, found in C: most of a text's words are (a set of them
+            # all, less the cache, took twice as long).
+            new = set(filterfalse(cache.__contains__, found))
             if len(cache) + len(new) > _CACHE_MAX:
                 # Adversarial input only: start over (readers holding the old dict keep it).
                 cache = self._caches[lang] = {}
