@@ -1,4 +1,5 @@
-"""The word patterns written for speed match what their plain forms match (issue 34)."""
+"""The word patterns and the language check written for speed decide what their plain forms
+decide (issue 34)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from yait_byheart._text import words_re
+from yait_byheart._text.lang import detect
 
 MARKS = words_re.MARKS
 NO_SPACE = words_re.NO_SPACE
@@ -43,3 +45,21 @@ def test_the_fast_patterns_find_what_the_plain_ones_find(text: str) -> None:
     assert words_re.WORD.findall(text) == PLAIN_WORD.findall(text)
     assert words_re.RUN_OR_WORD.findall(text) == PLAIN_RUN_OR_WORD.findall(text)
     assert (words_re.ANY_MARK.search(text) is None) == (PLAIN_MARK.search(text) is None)
+
+
+# Words of every stop list (ASCII), and others: texts whose reading is close to call.
+_STOP_BYTES = sorted(w for w in detect._STOP_INDEX if isinstance(w, bytes))
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(
+        st.sampled_from(_STOP_BYTES) | st.sampled_from([b"oven", b"deck", b"5", b"the", b"die"]),
+        max_size=30,
+    )
+)
+def test_an_ascii_texts_reading_is_what_counting_its_stop_words_decides(
+    words: list[bytes],
+) -> None:
+    """`latin_ascii` settles most texts by a bound; the reading is the counted one."""
+    assert detect.latin_ascii(words) == detect._decide(detect._scores(words), words)
