@@ -15,7 +15,7 @@ from functools import cached_property
 from itertools import compress, repeat
 from operator import attrgetter
 
-from .pieces import cut
+from .pieces import cut, cut_offsets
 from .render import (
     MEMORY_MARKER,
     Piece,
@@ -258,6 +258,8 @@ class Conversation:
         whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
         if shape.measure(whole) <= limit:
             return []
+        if shape.measure is len:
+            return cut_offsets(text, shape.piece_size)
         bodies = cut(text, shape.piece_size, shape.measure)
         offsets, at = [], 0
         for body in bodies[:-1]:
