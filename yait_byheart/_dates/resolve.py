@@ -525,27 +525,7 @@ def phrase_matches(lowered: str) -> Iterator[re.Match[str]]:
     anchors hold every match start; a search stopped ``ANCHOR_TAIL`` past an anchor still
     sees a whole match and its look-ahead, and look-behinds read before the search start.
     """
-    hits = []
-    for key in R.ANCHORS:
-        at = lowered.find(key)
-        while at >= 0:
-            hits.append(at)
-            at = lowered.find(key, at + 1)
-    hits.sort()
-    size, reach, done, i = len(lowered), R.ANCHOR_REACH, 0, 0
-    while i < len(hits):
-        lo, hi = max(done, hits[i] - reach), hits[i]
-        i += 1
-        while i < len(hits) and hits[i] - reach <= hi:  # overlapping windows: one search
-            hi = hits[i]
-            i += 1
-        end = min(size, hi + R.ANCHOR_TAIL)
-        while lo <= hi:
-            m = R.PHRASE.search(lowered, lo, end)
-            if m is None or m.start() > hi:
-                break
-            yield m
-            lo = done = m.end()
+    return intl.matches_near(R.PHRASE, lowered, R.ANCHORS)
 
 
 def _find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:

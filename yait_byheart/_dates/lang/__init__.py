@@ -120,6 +120,9 @@ class Lang:
         past_cues: words that make "in N days" a duration ("in 3 Tagen gebaut").
         past_form: a word shape that does the same (a participle, a preterite).
         not_before: what, right after a phrase, makes it another sense.
+        anchors: words one of which every match holds near its start (as
+            ``patterns.ANCHORS`` for ``patterns.PHRASE``): only the text near them is
+            searched; none, the whole text.
     """
 
     name: str
@@ -136,3 +139,4 @@ class Lang:
     past_cues: frozenset[str] = frozenset()
     past_form: re.Pattern[str] | None = None
     not_before: re.Pattern[str] | None = None
+    anchors: tuple[str, ...] = ()
