@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import compress, repeat
+from itertools import compress, pairwise, repeat
 from operator import attrgetter
 
 from .pieces import cut, cut_offsets
@@ -22,6 +22,7 @@ from .render import (
     Turn,
     ordinary_length,
     ordinary_most,
+    ordinary_size,
     render_ordinary,
     render_unit,
     searchable,
@@ -114,14 +115,15 @@ class _Open:
     answered: set[str]
     in_long: bool  # the last entry is a piece of a long turn
 
-    def advance(self, piece: Piece, size: int, opens: bool) -> None:
+    def advance(self, turn: Turn, part: int, parts: int, size: int, opens: bool) -> None:
+        """Past part `part` of `parts` of `turn`, of `size` (`opens`: it opened a stretch)."""
         if opens:
             self.size, self.calls = 0, {}
         self.size += size
         self.empty = False
-        self.in_long = piece.parts > 1 and not piece.turn.tools
-        if piece.part == 0:
-            for tool in piece.turn.tools:
+        self.in_long = parts > 1 and not turn.tools
+        if part == 0:
+            for tool in turn.tools:
                 if tool["type"] == "tool_call":
                     self.calls = {**self.calls, tool["id"]: -1}
                 else:
@@ -175,29 +177,45 @@ class Conversation:
         in_long = last is not None and last.parts > 1 and not self.turns[last.turn].tools
         empty = self.open_start == len(self.entries)
         state = _Open(self.open_size, empty, self.open_calls, set(), in_long)
+        with_when = previous is None or turn.when != previous.when
         if not cuts:  # one piece, the common case: the loop below without its bookkeeping
-            piece = Piece(turn, text)
-            with_when = previous is None or turn.when != previous.when
-            size = self._entry_size(piece, with_when, last is None)
+            size = self._entry_size(Piece(turn, text), with_when, last is None)
             given = opens[0] if opens else None
-            flag = self._closes(piece, size, state) if given is None else given
+            flag = self._closes(turn, 0, 1, size, state) if given is None else given
             return Layout([flag], [], [size], len(text))
         bounds = [0, *cuts, len(text)]
-        out = Layout([], list(cuts), [], len(text))
-        parts = len(bounds) - 1
-        for part in range(parts):
-            piece = Piece(turn, text, part, parts) if parts == 1 else Piece(
-                turn, text[bounds[part] : bounds[part + 1]], part, parts
-            )  # fmt: skip
-            with_when = part == 0 and (previous is None or turn.when != previous.when)
-            size = self._entry_size(piece, with_when, part == 0 and last is None)
+        sizes = self._piece_sizes(turn, text, bounds, with_when, last is None)
+        out = Layout([], list(cuts), sizes, len(text))
+        parts = len(sizes)
+        for part, size in enumerate(sizes):
             given = opens[part] if opens is not None and part < len(opens) else None
-            flag = self._closes(piece, size, state) if given is None else given
+            flag = self._closes(turn, part, parts, size, state) if given is None else given
             out.opens.append(flag)
-            out.sizes.append(size)
             if part + 1 < parts:  # what the last piece leaves open is not asked
-                state.advance(piece, size, flag)
+                state.advance(turn, part, parts, size, flag)
         return out
+
+    def _piece_sizes(
+        self, turn: Turn, text: str, bounds: list[int], with_when: bool, first_said: bool
+    ) -> list[int]:
+        """What each piece of `turn` cut at `bounds` measures sent as its own message (the
+        first with its date line if `with_when`; see `_entry_size`)."""
+        parts = len(bounds) - 1
+        if self.shape.measure is not len or turn.silent or bounds != sorted(bounds):
+            pieces = [Piece(turn, text[a:b], part, parts)
+                      for part, (a, b) in enumerate(pairwise(bounds))]  # fmt: skip
+            return [self._entry_size(p, with_when and p.part == 0, first_said and p.part == 0)
+                    for p in pieces]  # fmt: skip
+        # In characters, from the offsets (each within the text, ascending): no piece is cut
+        # out of the turn to be measured.
+        named = first_said and turn.role == "assistant"
+        return [
+            ordinary_size(
+                turn, b - a, part, parts, with_when=with_when and part == 0,
+                named=(named and part == 0) or text.startswith(MEMORY_MARKER, a, b),
+            )
+            for part, (a, b) in enumerate(pairwise(bounds))
+        ]  # fmt: skip
 
     def add(self, turn: Turn, layout: Layout) -> None:
         """Store `turn` as `layout` (from `layout(turn)`) says."""
@@ -267,18 +285,19 @@ class Conversation:
             offsets.append(at)
         return offsets
 
-    def _closes(self, piece: Piece, size: int, state: _Open) -> bool:
-        """Whether `piece`, about to be added, opens a new stretch (closing the open one).
+    def _closes(self, turn: Turn, part: int, parts: int, size: int, state: _Open) -> bool:
+        """Whether part `part` of `parts` of `turn`, of `size` and about to be added, opens a
+        new stretch (closing the open one).
 
         Never right before the result of a call in the open stretch, so a call and its result
         always share a stretch; a pending call also holds the stretch open up to the cap.
         """
         if state.empty:
             return False
-        tools = piece.turn.tools
+        tools = turn.tools
         if (
             tools
-            and piece.part == 0
+            and part == 0
             and any(t["type"] == "tool_result" and t["id"] in state.calls for t in tools)
         ):
             return False
@@ -288,16 +307,16 @@ class Conversation:
         calls = state.calls
         if calls and any(c not in self.answered and c not in state.answered for c in calls):
             return False
-        if piece.part > 0:
+        if part > 0:
             return state.size >= shape.stretch_size
-        if (piece.parts > 1 and not piece.turn.tools) or state.in_long:
+        if (parts > 1 and not tools) or state.in_long:
             return True  # a long turn's stretches are its own: neither side joins them
-        if not piece.turn.shown:
+        if not turn.shown:
             return False  # tool results only: an agent's rounds stay with the request they serve
-        if piece.turn.role != "user" and not shape.tuning.close_at_any_turn:
+        if turn.role != "user" and not shape.tuning.close_at_any_turn:
             return False
         if shape.boundaries is not None:
-            return self._boundary(piece.turn)
+            return self._boundary(turn)
         return state.size >= shape.stretch_size
 
     def _boundary(self, turn: Turn) -> bool:

@@ -137,16 +137,28 @@ def ordinary_length(piece: Piece, *, with_when: bool, named: bool) -> int:
     ...     render_ordinary(piece, with_when=True, named=True))
     True
     """
-    turn = piece.turn
-    size = len(piece.body)
+    body = piece.body
+    return ordinary_size(
+        piece.turn, len(body), piece.part, piece.parts, with_when=with_when,
+        named=named or body.startswith(MEMORY_MARKER),
+    )  # fmt: skip
+
+
+def ordinary_size(
+    turn: Turn, length: int, part: int, parts: int, *, with_when: bool, named: bool
+) -> int:
+    """`ordinary_length` of part `part` of `parts` of `turn`, its body `length` characters
+    long (`named`: also when the body begins with the marker line): a long turn's pieces are
+    sized from their offsets, none cut out of the turn to be measured."""
+    size = length
     if with_when and turn.when:
         size += len(turn.when) + 3  # "[when]\n"
     if turn.kind != SAID:
         size += len(_kind_line(turn))
-    if named or piece.body.startswith(MEMORY_MARKER):
+    if named:
         size += len(turn.role) + 2  # "role: "
-    if piece.parts != 1:
-        size += len(piece.label)
+    if parts != 1:
+        size += len(Piece.label_of(part, parts))
     return size
 
 
