@@ -452,6 +452,22 @@ ALL_LANGS = (en.LANG, de.LANG, fr.LANG, es.LANG, it.LANG, pt.LANG, ru.LANG, zh.L
              ja.LANG_HAN_ONLY)  # fmt: skip
 
 
+# Each pattern without the look-ahead on the letters its phrases start with, where it has one.
+_UNGUARDED = {
+    lang.name + str(i): (lang.phrase, re.compile(re.sub(r"^\(\?=\[[^\]]*\]\)", "", p)))
+    for i, lang in enumerate(ALL_LANGS)
+    for p in [lang.phrase.pattern]
+}
+
+
+@given(MIXED | MULTI_SOUP)
+def test_a_look_ahead_on_the_first_letters_changes_no_match(text: str) -> None:
+    lowered = _ascii_lower(text)
+    for guarded, plain in _UNGUARDED.values():
+        got = [(m.span(), m.groupdict()) for m in guarded.finditer(lowered)]
+        assert got == [(m.span(), m.groupdict()) for m in plain.finditer(lowered)]
+
+
 # Words of the languages written in Latin letters alone: no other script lets the text
 # through, so only their date words can.
 LATIN_SOUP = st.lists(

@@ -50,6 +50,10 @@ def count(numbers: Iterable[str]) -> str:
     return rf"(?:[0-9]{{1,3}}|{alt(numbers)})"
 
 
+#: The digits a count in Han text is written with (ASCII and full-width), one by one.
+HAN_DIGITS = "0123456789" + "".join(map(chr, range(0xFF10, 0xFF1A)))
+
+
 def han_count(numerals: str) -> str:
     """A count in Han text: one to three ASCII or full-width digits, or of the ``numerals``,
     not inside a longer run of either."""
