@@ -302,27 +302,40 @@ class Inverted:
         """
         docs = list(docs)
         ids = [doc_id for doc_id, _ in docs]
-        if self._count or self._postings or any(a >= b for a, b in pairwise(ids)):
-            for doc_id, counts in docs:
+        lengths = [sum(counts.values()) for _, counts in docs]
+        if (
+            self._count or self._postings or not docs or any(a >= b for a, b in pairwise(ids))
+            or ids[0] < 0 or ids[-1] >= _ABSENT or min(lengths) < 0 or max(lengths) >= _ABSENT
+        ):  # fmt: skip
+            for doc_id, counts in docs:  # and any error raised where `add` raises it
                 self.add(doc_id, counts)
             return
+        self._admit_all(ids, lengths)
         # Each term's ids and counts, interleaved: one list a term, two appends a posting.
         lists: dict[str, list[int]] = {}
         get = lists.get
-        try:
-            for doc_id, counts in docs:
-                self._admit(doc_id, counts)
-                self._top = max(self._top, doc_id)
-                for term, tf in counts.items():
-                    held = get(term)
-                    if held is None:
-                        lists[term] = [doc_id, tf]
-                    else:
-                        held.append(doc_id)
-                        held.append(tf)
-        finally:  # what was admitted before a document that failed is indexed all the same
-            if lists:
-                self._pack(lists)
+        for doc_id, counts in docs:
+            for term, tf in counts.items():
+                held = get(term)
+                if held is None:
+                    lists[term] = [doc_id, tf]
+                else:
+                    held.append(doc_id)
+                    held.append(tf)
+        if lists:
+            self._pack(lists)
+
+    def _admit_all(self, ids: list[int], lengths: list[int]) -> None:
+        """`_admit` for new documents `ids` (ascending, in range, none indexed) at once."""
+        by_id = self._lengths
+        if ids[-1] >= len(by_id):
+            by_id.extend(repeat(_ABSENT, ids[-1] + 1 - len(by_id)))
+        deque(map(by_id.__setitem__, ids, lengths), maxlen=0)  # a C-level scatter
+        self._count += len(ids)
+        self._total_len += sum(lengths)
+        if self._min_len is not None:
+            self._min_len = min(self._min_len, min(lengths))
+        self._top = max(self._top, ids[-1])
 
     def _pack(self, lists: dict[str, list[int]]) -> None:
         """`lists` (each term's ids and counts, interleaved) as the packed postings of the
