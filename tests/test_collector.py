@@ -132,3 +132,14 @@ def test_a_dropped_memory_is_freed_at_once_without_the_collector() -> None:
     ref = weakref.ref(mem)
     del mem
     assert ref() is None
+
+
+def test_a_first_compose_leaves_the_collector_as_it_found_it() -> None:
+    """Indexing a batch pauses the collector, and turns it back on only if it was on."""
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        mem = Memory(budget=2_000)
+        for i in range(60):
+            mem.append("user" if i % 2 == 0 else "assistant", f"turn {i} about the shed " * 5)
+        mem.compose("the shed?")
+        assert gc.isenabled() is enabled
