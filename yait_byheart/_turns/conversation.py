@@ -20,7 +20,6 @@ from .render import (
     MEMORY_MARKER,
     Piece,
     Turn,
-    ordinary_length,
     ordinary_most,
     ordinary_size,
     render_ordinary,
@@ -179,7 +178,7 @@ class Conversation:
         state = _Open(self.open_size, empty, self.open_calls, set(), in_long)
         with_when = previous is None or turn.when != previous.when
         if not cuts:  # one piece, the common case: the loop below without its bookkeeping
-            size = self._entry_size(Piece(turn, text), with_when, last is None)
+            size = self._entry_size(turn, text, 0, 1, with_when, last is None)
             given = opens[0] if opens else None
             flag = self._closes(turn, 0, 1, size, state) if given is None else given
             return Layout([flag], [], [size], len(text))
@@ -202,10 +201,11 @@ class Conversation:
         first with its date line if `with_when`; see `_entry_size`)."""
         parts = len(bounds) - 1
         if self.shape.measure is not len or turn.silent or bounds != sorted(bounds):
-            pieces = [Piece(turn, text[a:b], part, parts)
-                      for part, (a, b) in enumerate(pairwise(bounds))]  # fmt: skip
-            return [self._entry_size(p, with_when and p.part == 0, first_said and p.part == 0)
-                    for p in pieces]  # fmt: skip
+            return [
+                self._entry_size(turn, text[a:b], part, parts, with_when and part == 0,
+                                 first_said and part == 0)
+                for part, (a, b) in enumerate(pairwise(bounds))
+            ]  # fmt: skip
         # In characters, from the offsets (each within the text, ascending): no piece is cut
         # out of the turn to be measured.
         named = first_said and turn.role == "assistant"
@@ -242,16 +242,19 @@ class Conversation:
                     else:
                         self.answered[tool["id"]] = index
 
-    def _entry_size(self, piece: Piece, with_when: bool, first_said: bool) -> int:
-        """What a piece measures sent as its own message (`first_said`: it opens the
-        conversation, so an assistant's is named)."""
-        turn = piece.turn
+    def _entry_size(
+        self, turn: Turn, body: str, part: int, parts: int, with_when: bool, first_said: bool
+    ) -> int:
+        """What part `part` of `parts` of `turn`, `body`, measures sent as its own message
+        (`first_said`: it opens the conversation, so an assistant's is named)."""
         if turn.silent:
             return self.shape.measure("")
         named = first_said and turn.role == "assistant"
         measure = self.shape.measure
-        if measure is len:
-            return ordinary_length(piece, with_when=with_when, named=named)
+        if measure is len:  # `ordinary_length`, no piece made: every append sizes a turn
+            named = named or body.startswith(MEMORY_MARKER)
+            return ordinary_size(turn, len(body), part, parts, with_when=with_when, named=named)
+        piece = Piece(turn, body, part, parts)
         return measure(render_ordinary(piece, with_when=with_when, named=named))
 
     def _add_entry(self, entry: Entry, opens: bool, size: int) -> int:
