@@ -274,13 +274,13 @@ class Conversation:
         shape = self.shape
         # A tool round is cut only past the cap: an agent's open round must stay native.
         limit = shape.cap if turn.tools else shape.cut_at
-        if shape.measure is len and ordinary_most(turn, len(text)) <= limit:
-            return []  # too short to reach it, whatever its rendering adds
-        whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
-        if shape.measure(whole) <= limit:
+        if shape.measure is len:  # in characters: measured, not rendered
+            if ordinary_most(turn, len(text)) <= limit:
+                return []  # too short to reach it, whatever its rendering adds
+            whole = ordinary_size(turn, len(text), 0, 1, with_when=True, named=True)
+            return [] if whole <= limit else cut_offsets(text, shape.piece_size)
+        if shape.measure(render_ordinary(Piece(turn, text), with_when=True, named=True)) <= limit:
             return []
-        if shape.measure is len:
-            return cut_offsets(text, shape.piece_size)
         bodies = cut(text, shape.piece_size, shape.measure)
         offsets, at = [], 0
         for body in bodies[:-1]:
