@@ -313,10 +313,8 @@ class Inverted:
                 self.add(doc_id, counts)
             return
         self._admit_all(ids, lengths)
-        with _collector_paused():
-            lists = _grouped(docs)
-            if lists:
-                self._pack(lists)
+        with _collector_paused():  # the lists are dropped here, before it may run again
+            self._pack(_grouped(docs))
 
     def _admit_all(self, ids: list[int], lengths: list[int]) -> None:
         """`_admit` for new documents `ids` (ascending, in range, none indexed) at once."""
@@ -332,7 +330,9 @@ class Inverted:
 
     def _pack(self, lists: dict[str, list[int]]) -> None:
         """`lists` (each term's ids and counts, interleaved) as the packed postings of the
-        index, in the arrays `load` would have made of them."""
+        index, in the arrays `load` would have made of them (none: the index stays as is)."""
+        if not lists:
+            return
         flat = array(U32, chain.from_iterable(lists.values()))
         docs, tfs = flat[0::2], flat[1::2]
         if self._top <= 0xFFFF:
