@@ -540,7 +540,7 @@ def restore(
         first_entry.append(len(entries))
         bounds = [0, *offsets, lengths[t]]
         parts = len(bounds) - 1
-        entries += [Entry(t, p, parts, bounds[p], bounds[p + 1]) for p in range(parts)]
+        entries += map(Entry, repeat(t), range(parts), repeat(parts), bounds, bounds[1:])
         done = t + 1
     _restore_whole(conv, lengths, done, len(turns))
     conv.turns = turns
