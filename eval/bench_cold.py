@@ -140,7 +140,7 @@ FEATURES: tuple[tuple[str, str, str], ...] = (
     ("append: relative dates resolved", "_dates/resolve.py", "resolve_time"),
     ("append: layout (stretches, long-turn pieces)", "_turns/conversation.py", "layout"),
     ("compose: tokenizing (words, stop words, stems, languages)", "_text/tokens.py", "counts_of"),
-    ("compose: indexing (every word, the user's words)", "_retrieval/postings.py", "add"),
+    ("compose: indexing (every word, the user's words)", "_retrieval/postings.py", "add_many"),
     ("compose: stretch sizes (rendered, on first read)", "_turns/conversation.py",
      "stretch_sizes"),
 )  # fmt: skip

@@ -451,6 +451,12 @@ _counts = st.dictionaries(
             st.tuples(st.just("add"), st.integers(0, 12) | st.integers(65_533, 65_538), _counts),
             st.tuples(st.just("remove"), st.integers(0, 1000)),
             st.tuples(st.just("query"), st.lists(words, min_size=1, max_size=5), st.integers(1, 6)),
+            # several at once (`add_many`): packed when the index is empty, ids ascending
+            st.tuples(
+                st.just("many"),
+                st.dictionaries(st.integers(0, 12) | st.integers(65_533, 65_538), _counts),
+                st.booleans(),
+            ),
         ),
         max_size=40,
     )
@@ -458,9 +464,10 @@ _counts = st.dictionaries(
 def test_the_index_answers_exactly_as_a_plain_dict_index(
     banded: int, dense: int, ops: list[tuple[Any, ...]]
 ) -> None:
-    """Adds in any id order, removals, counts above a byte, ids above two bytes, every path
-    (grouped lists or not, byte columns or not): scores, exact, head, holding, statistics and
-    a dump's reload all give exactly what the dict-based reference gives, floats included."""
+    """Adds in any id order, one or several at once, removals, counts above a byte, ids above
+    two bytes, every path (grouped lists or not, byte columns or not, packed lists or not):
+    scores, exact, head, holding, statistics and a dump's reload all give exactly what the
+    dict-based reference gives, floats included."""
     with mock.patch.object(_head, "_BANDED", banded), mock.patch.object(_postings, "_DENSE", dense):
         index, ref = Index(), _DictIndex()
 
@@ -493,6 +500,10 @@ def test_the_index_answers_exactly_as_a_plain_dict_index(
             if op[0] == "add" and op[1] not in ref.docs:
                 index.add(op[1], op[2])
                 ref.docs[op[1]] = op[2]
+            elif op[0] == "many":
+                batch = sorted((d, c) for d, c in op[1].items() if d not in ref.docs)
+                index.add_many(batch if op[2] else batch[::-1])
+                ref.docs.update(batch)
             elif op[0] == "remove" and ref.docs:
                 doc = sorted(ref.docs)[op[1] % len(ref.docs)]
                 index.remove(doc, ref.docs.pop(doc))
@@ -616,3 +627,60 @@ def test_a_loaded_index_cuts_out_only_the_lists_it_uses() -> None:
     index.add(40, {"w40": 1, "new": 1})
     assert "w40" not in packed.where and loaded.scores(["w40"]) == index.scores(["w40"])
     assert loaded.dump() == index.dump() and loaded._packed is None  # every list, in order
+
+
+@settings(max_examples=200)
+@given(
+    st.lists(_counts, min_size=1, max_size=20),
+    st.lists(
+        st.one_of(
+            st.tuples(st.just("add"), _counts),
+            st.tuples(st.just("remove"), st.integers(0, 1000)),
+            st.tuples(st.just("query"), st.lists(words, min_size=1, max_size=5), st.integers(1, 6)),
+        ),
+        max_size=20,
+    ),
+    st.integers(0, 65_530),
+)
+def test_a_batch_into_an_empty_index_is_the_index_its_documents_added_one_by_one_make(
+    first: list[dict[str, int]], ops: list[tuple[Any, ...]], offset: int
+) -> None:
+    """`add_many` keeps a batch packed: the same dump byte for byte (term order included),
+    and through later adds, removals and queries the same answers as adding one by one."""
+    one, many = Index(), Index()
+    docs = {offset + i: counts for i, counts in enumerate(first)}
+    for doc, counts in docs.items():
+        one.add(doc, counts)
+    many.add_many(docs.items())
+    assert many.dump() == one.dump()
+    many = Index()
+    many.add_many(docs.items())
+    next_id = max(docs) + 1
+    for op in ops:
+        if op[0] == "add":
+            for target in (one, many):
+                target.add(next_id, op[1])
+            docs[next_id] = op[1]
+            next_id += 1
+        elif op[0] == "remove" and docs:
+            doc = sorted(docs)[op[1] % len(docs)]
+            for target in (one, many):
+                target.remove(doc, docs[doc])
+            del docs[doc]
+        elif op[0] == "query":
+            assert many.head(op[1], op[2]) == one.head(op[1], op[2])
+            assert many.scores(op[1]) == one.scores(op[1])
+            assert many.exact(list(docs), op[1]) == one.exact(list(docs), op[1])
+            assert [many.document_frequency(t) for t in op[1]] == [
+                one.document_frequency(t) for t in op[1]
+            ]
+    assert many.dump() == one.dump()
+    assert len(many) == len(one) and list(many.ids()) == list(one.ids())
+
+
+def test_a_batch_stops_at_a_document_it_cannot_index_keeping_those_before() -> None:
+    index = Index()
+    with pytest.raises(ValueError, match="outside"):
+        index.add_many([(0, {"oven": 2}), (1, {"deck": 1}), (2**32, {"oven": 1})])
+    assert dict(index.holding("oven")) == {0: 2} and dict(index.holding("deck")) == {1: 1}
+    assert len(index) == 2

@@ -117,3 +117,29 @@ def test_reopening_from_a_store_lands_in_the_oldest_generation(
         assert gc.isenabled()
         assert _in_oldest_generation(again._conv.turns[150])
         assert again.compose("shed")["messages"]
+
+
+def test_a_dropped_memory_is_freed_at_once_without_the_collector() -> None:
+    """No Memory is a reference cycle (its follower holds its method weakly), so dropping
+    one frees it there and then: freed only by a full collection, it cost a later call the
+    walk of every object in the process."""
+    gc.disable()
+    mem = Memory(budget=2_000)
+    for i in range(40):
+        mem.append("user" if i % 2 == 0 else "assistant", f"turn {i}: the shed, yesterday")
+    mem.compose("the shed?")
+    mem.redact(3)
+    ref = weakref.ref(mem)
+    del mem
+    assert ref() is None
+
+
+def test_a_first_compose_leaves_the_collector_as_it_found_it() -> None:
+    """Indexing a batch pauses the collector, and turns it back on only if it was on."""
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        mem = Memory(budget=2_000)
+        for i in range(60):
+            mem.append("user" if i % 2 == 0 else "assistant", f"turn {i} about the shed " * 5)
+        mem.compose("the shed?")
+        assert gc.isenabled() is enabled

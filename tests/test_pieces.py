@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests._sizes import sent_text, tokenish
 from yait_byheart import Memory
-from yait_byheart._turns.pieces import _split_after, cut
+from yait_byheart._turns.pieces import _split_after, cut, cut_offsets
 
 CASES = [
     # (text, limit, the pieces expected)
@@ -125,3 +126,14 @@ def test_sentence_cuts_fall_where_the_look_behind_pattern_puts_them(text: str) -
     ends = [m.end() for m in SENTENCE_END.finditer(text) if 0 < m.end() < len(text)]
     expected = [text[a:b] for a, b in zip([0, *ends], [*ends, len(text)], strict=True)]
     assert _split_after(text, 2) == ([p for p in expected if p] or [""])
+
+
+@settings(max_examples=500)
+@given(
+    st.text(alphabet=st.sampled_from(list("ab .!?\n\t3\u3002")), max_size=200),
+    st.integers(min_value=1, max_value=40),
+)
+def test_offsets_in_characters_are_where_cut_cuts(text: str, limit: int) -> None:
+    """`cut_offsets` (spans only) cuts where `cut` by `len` does (pieces measured)."""
+    bodies = cut(text, limit, len)
+    assert cut_offsets(text, limit) == list(accumulate(map(len, bodies[:-1])))

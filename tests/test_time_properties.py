@@ -316,6 +316,39 @@ def test_other_languages_idempotent(text: str, anchor: date) -> None:
     assert resolve_time(once, anchor) == once
 
 
+# English phrases of `lang.en` (holidays, seasons, the fortnight, before last, after next),
+# with their direction and unit words and the weekdays, in any spacing and case.
+_EN_SEASONS_AND_HOLIDAYS = sorted({*en.HOLIDAYS, *en.SEASONS})
+EN_FRAGMENTS = [
+    *(f"{d} {x}" for d in en.DIRS for x in _EN_SEASONS_AND_HOLIDAYS),
+    *(f"on {x}" for x in _EN_SEASONS_AND_HOLIDAYS),
+    *(f"the {w} before last" for w in R.WEEKDAYS), *(f"the {w} after next" for w in R.WEEKDAYS),
+    *(f"the {u} after next" for u in en.UNITS), "in a fortnight", "in one fortnight's time",
+    "a fortnight ago", "one fortnight from now", "over the weekend", "over the week-end",
+    "the", "last", "next", "x", "[20 May 2023]",
+]  # fmt: skip
+EN_SOUP = st.lists(
+    st.one_of(st.sampled_from(EN_FRAGMENTS), st.sampled_from([*SEPARATORS, "-", "/"])),
+    max_size=30,
+).map("".join)
+
+
+@given(EN_SOUP | MULTI_SOUP | ANY_TEXT, st.integers(0, 200))
+def test_english_phrases_are_found_near_their_anchors_as_by_a_whole_scan(
+    text: str, pad: int
+) -> None:
+    # As `phrase_matches` for the older English phrases: every match holds an anchor near its
+    # start and ends well inside the tail, so searching near the anchors finds every match.
+    for padded in (text, "x " * pad + text + " y" * pad, text.replace(" ", " " + "z " * pad)):
+        lowered = _ascii_lower(padded)
+        whole = [(m.span(), m.groupdict()) for m in en.PHRASE.finditer(lowered)]
+        near = intl.matches_near(en.PHRASE, lowered, en.ANCHORS)
+        assert [(m.span(), m.groupdict()) for m in near] == whole
+        for m in en.PHRASE.finditer(lowered):
+            assert any(0 <= m[0].find(a) < R.ANCHOR_REACH for a in en.ANCHORS), m[0]
+            assert m.end() + 2 <= m.start() + R.ANCHOR_TAIL
+
+
 # --- any mix of languages and separators ------------------------------------------
 
 # Every supported date language, its words taken from its own tables (so a word added to a
@@ -417,6 +450,22 @@ def test_a_note_the_text_already_has_stays_and_blocks_a_second_one() -> None:
 
 ALL_LANGS = (en.LANG, de.LANG, fr.LANG, es.LANG, it.LANG, pt.LANG, ru.LANG, zh.LANG, ja.LANG,
              ja.LANG_HAN_ONLY)  # fmt: skip
+
+
+# Each pattern without the look-ahead on the letters its phrases start with, where it has one.
+_UNGUARDED = {
+    lang.name + str(i): (lang.phrase, re.compile(re.sub(r"^\(\?=\[[^\]]*\]\)", "", p)))
+    for i, lang in enumerate(ALL_LANGS)
+    for p in [lang.phrase.pattern]
+}
+
+
+@given(MIXED | MULTI_SOUP)
+def test_a_look_ahead_on_the_first_letters_changes_no_match(text: str) -> None:
+    lowered = _ascii_lower(text)
+    for guarded, plain in _UNGUARDED.values():
+        got = [(m.span(), m.groupdict()) for m in guarded.finditer(lowered)]
+        assert got == [(m.span(), m.groupdict()) for m in plain.finditer(lowered)]
 
 
 # Words of the languages written in Latin letters alone: no other script lets the text

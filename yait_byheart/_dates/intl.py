@@ -15,6 +15,7 @@ as for English or the others ("hier" is French "yesterday" but German
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from datetime import date, timedelta
 
 from . import calc as C
@@ -167,11 +168,49 @@ def languages(text: str, lowered: str) -> list[Lang]:
     return langs
 
 
+def matches_near(
+    pattern: re.Pattern[str], lowered: str, anchors: Iterable[str]
+) -> Iterator[re.Match[str]]:
+    """What ``pattern.finditer(lowered)`` yields, for a pattern each of whose matches holds
+    one of ``anchors`` less than ``R.ANCHOR_REACH`` characters after its start and ends at
+    least two characters before ``R.ANCHOR_TAIL`` past it: only the text near the anchors is
+    searched ("day" or "week" once in a long turn does not scan it whole).
+
+    The windows before the anchors hold every match start; a search stopped ``ANCHOR_TAIL``
+    past an anchor still sees a whole match and its look-ahead, and look-behinds read before
+    the search start.
+    """
+    hits = []
+    for key in anchors:
+        at = lowered.find(key)
+        while at >= 0:
+            hits.append(at)
+            at = lowered.find(key, at + 1)
+    hits.sort()
+    size, reach, done, i = len(lowered), R.ANCHOR_REACH, 0, 0
+    while i < len(hits):
+        lo, hi = max(done, hits[i] - reach), hits[i]
+        i += 1
+        while i < len(hits) and hits[i] - reach <= hi:  # overlapping windows: one search
+            hi = hits[i]
+            i += 1
+        end = min(size, hi + R.ANCHOR_TAIL)
+        while lo <= hi:
+            m = pattern.search(lowered, lo, end)
+            if m is None or m.start() > hi:
+                break
+            yield m
+            lo = done = m.end()
+
+
 def find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
     """(position, inserted string) pairs for every language that may apply."""
     found: list[tuple[int, str]] = []
     for lang in languages(text, lowered):
-        for m in lang.phrase.finditer(lowered):
+        phrases = lang.phrase.finditer(lowered)
+        if lang.anchors:
+            phrases = matches_near(lang.phrase, lowered, lang.anchors)
+        for m in phrases:
             try:
                 note = _note(lang, m, text, lowered, anchor)
             except (OverflowError, ValueError, KeyError):

@@ -448,7 +448,10 @@ def _ascii_may_resolve(lowered: str) -> bool:
     """On an ASCII text, a necessary condition for an English phrase and for `intl.may_apply`
     in one word cut: a word of `R.WHOLE_WORDS` or a key of a language, or an English pair."""
     words = lowered.encode().translate(_ASCII_CUT).split()
-    return not _ASCII_TRIGGERS.isdisjoint(words) or intl.english_pair(lowered)
+    if not _ASCII_TRIGGERS.isdisjoint(words):
+        return True
+    # `intl.english_pair` called only for a text that could hold a pair: every append asks.
+    return ("before" in lowered or "after" in lowered) and intl.english_pair(lowered)
 
 
 def _ascii_lower(text: str) -> str:
@@ -525,27 +528,7 @@ def phrase_matches(lowered: str) -> Iterator[re.Match[str]]:
     anchors hold every match start; a search stopped ``ANCHOR_TAIL`` past an anchor still
     sees a whole match and its look-ahead, and look-behinds read before the search start.
     """
-    hits = []
-    for key in R.ANCHORS:
-        at = lowered.find(key)
-        while at >= 0:
-            hits.append(at)
-            at = lowered.find(key, at + 1)
-    hits.sort()
-    size, reach, done, i = len(lowered), R.ANCHOR_REACH, 0, 0
-    while i < len(hits):
-        lo, hi = max(done, hits[i] - reach), hits[i]
-        i += 1
-        while i < len(hits) and hits[i] - reach <= hi:  # overlapping windows: one search
-            hi = hits[i]
-            i += 1
-        end = min(size, hi + R.ANCHOR_TAIL)
-        while lo <= hi:
-            m = R.PHRASE.search(lowered, lo, end)
-            if m is None or m.start() > hi:
-                break
-            yield m
-            lo = done = m.end()
+    return intl.matches_near(R.PHRASE, lowered, R.ANCHORS)
 
 
 def _find(text: str, lowered: str, anchor: date) -> list[tuple[int, str]]:
@@ -598,7 +581,8 @@ def resolve_time(text: str, when: str | date | datetime | None, *, order: str | 
         raise _when_type_error(when)
     if not text or not when:
         return text
-    plain, notes = _set_aside_notes(text)
+    # `_set_aside_notes`, called only for a text holding a bracket: every append asks.
+    plain, notes = _set_aside_notes(text) if "[" in text else (text, [])
     lowered = _ascii_lower(plain)
     if plain.isascii() and not _ascii_may_resolve(lowered):
         return text  # the common case: no date word at all

@@ -8,6 +8,7 @@ one turn, and a retry with it stores nothing.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -64,7 +65,10 @@ class Follower:
 
     def __init__(self, conv: Conversation, blank: Callable[[int, Turn], None]) -> None:
         self._conv = conv
-        self._blank = blank
+        # Held weakly: `blank` is a method of the Memory that owns this, and a strong reference
+        # back made each Memory a cycle, freed only by a full collection of the cyclic
+        # collector (which walks every object of the process), not as soon as it is dropped.
+        self._blank = weakref.WeakMethod(blank)
         self.journal: Journal | None = None
         self.shared: SharedJournal | None = None  # the journal, if other writers share it
         self.keys: dict[str, int] = {}  # idempotency key -> turn index
@@ -213,7 +217,9 @@ class Follower:
         for index, raw in stored:
             if index < len(self._conv):
                 if raw.get("redacted") is True and not self._conv.turns[index].redacted:
-                    self._blank(index, _state.read_turn(raw, index)[0])
+                    blank = self._blank()
+                    assert blank is not None  # the Memory calling this holds its method
+                    blank(index, _state.read_turn(raw, index)[0])
             elif index == len(self._conv):
                 turn, opens, cuts = _state.read_turn(raw, index)
                 self.replay(turn, opens, cuts, _state.read_key(raw, index))

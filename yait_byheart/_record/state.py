@@ -113,7 +113,7 @@ def _cut_turn(raw: dict[str, Any]) -> tuple[Turn, list[bool], list[int]] | None:
     if (
         type(cuts) is not list or type(opens) is not list or not cuts
         or len(opens) != len(cuts) + 1
-        or not all(type(c) is int for c in cuts) or not all(type(o) is bool for o in opens)
+        or {*map(type, cuts)} != {int} or {*map(type, opens)} != {bool}  # exact types, in C
     ):  # fmt: skip
         return None
     whole = dict(raw)  # the record as a plain turn's: its first piece's opening, no cuts

@@ -8,14 +8,16 @@ packs them as bytes (`Inverted.dump`, `Inverted.load`) for stores to keep.
 
 from __future__ import annotations
 
+import gc
 import struct
 import sys
 from array import array
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, compress, pairwise, repeat
-from operator import itemgetter
+from contextlib import contextmanager
+from itertools import accumulate, chain, compress, pairwise, repeat
+from operator import itemgetter, rshift
 from typing import TypeVar
 
 from .codec import U32, u32_array, u32_bytes
@@ -259,9 +261,10 @@ class Inverted:
 
     def _unpack_all(self, terms: Iterable[str]) -> None:
         """Each of `terms` packed taken out, before a change touches its postings."""
-        get = self._postings.get
-        for term in [t for t in terms if get(t) is _PACKED]:
-            self._unpack(term)
+        packed = self._packed
+        if packed is not None:  # the terms still packed found in C: every add asks
+            for term in packed.where.keys() & terms:
+                self._unpack(term)
 
     def _df(self, term: str) -> int:
         """How many documents hold indexed `term`."""
@@ -270,8 +273,9 @@ class Inverted:
             return self._packed.size(term)
         return len(entry.ids)
 
-    def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
-        """Index a document, given its term counts, under `doc_id` (not indexed already)."""
+    def _admit(self, doc_id: int, counts: Mapping[str, int]) -> int:
+        """Count a new document in: its length (returned) and the running statistics;
+        ValueError, before any change, if it is indexed already or out of range."""
         if not 0 <= doc_id < _ABSENT:
             raise ValueError(f"Index.add: document id {doc_id} is outside 0 to 2**32 - 2")
         lengths = self._lengths
@@ -283,12 +287,67 @@ class Inverted:
         if doc_id >= len(lengths):
             lengths.extend(repeat(_ABSENT, doc_id + 1 - len(lengths)))
         lengths[doc_id] = length
-        if self._packed is not None:
-            self._unpack_all(counts)
         self._count += 1
         self._total_len += length
         if self._min_len is not None and length < self._min_len:
             self._min_len = length
+        return length
+
+    def add_many(self, docs: Iterable[tuple[int, Mapping[str, int]]]) -> None:
+        """Index documents, each (id, term counts), as `add` would one after the other.
+
+        Into an empty index, ids ascending, their postings are grouped by term in one pass and
+        kept packed, as a loaded index keeps them (`Packed`): a term's `Postings` is made when
+        it is first used. Made for each term at once, they were half of indexing a 500-turn
+        conversation on its first compose (docs/benchmarks.md, "Speed"), and most are never
+        used. The caller bounds a batch: its lists take 16 bytes a posting until packed.
+        """
+        docs = list(docs)
+        ids = [doc_id for doc_id, _ in docs]
+        lengths = [sum(counts.values()) for _, counts in docs]
+        if (
+            self._count or self._postings or not docs or any(a >= b for a, b in pairwise(ids))
+            or ids[0] < 0 or ids[-1] >= _ABSENT or min(lengths) < 0 or max(lengths) >= _ABSENT
+        ):  # fmt: skip
+            for doc_id, counts in docs:  # and any error raised where `add` raises it
+                self.add(doc_id, counts)
+            return
+        self._admit_all(ids, lengths)
+        with _collector_paused():  # the lists are dropped here, before it may run again
+            self._pack(_grouped(docs))
+
+    def _admit_all(self, ids: list[int], lengths: list[int]) -> None:
+        """`_admit` for new documents `ids` (ascending, in range, none indexed) at once."""
+        by_id = self._lengths
+        if ids[-1] >= len(by_id):
+            by_id.extend(repeat(_ABSENT, ids[-1] + 1 - len(by_id)))
+        deque(map(by_id.__setitem__, ids, lengths), maxlen=0)  # a C-level scatter
+        self._count += len(ids)
+        self._total_len += sum(lengths)
+        if self._min_len is not None:
+            self._min_len = min(self._min_len, min(lengths))
+        self._top = max(self._top, ids[-1])
+
+    def _pack(self, lists: dict[str, list[int]]) -> None:
+        """`lists` (each term's ids and counts, interleaved) as the packed postings of the
+        index, in the arrays `load` would have made of them (none: the index stays as is)."""
+        if not lists:
+            return
+        flat = array(U32, chain.from_iterable(lists.values()))
+        docs, tfs = flat[0::2], flat[1::2]
+        if self._top <= 0xFFFF:
+            docs = _narrow(docs, "H")
+        if _fits_a_byte(tfs):
+            tfs = _narrow(tfs, "B")
+        ends = list(map(rshift, accumulate(map(len, lists.values())), repeat(1)))
+        self._postings = dict.fromkeys(lists, _PACKED)
+        self._packed = Packed(list(lists), docs, tfs, ends)
+
+    def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
+        """Index a document, given its term counts, under `doc_id` (not indexed already)."""
+        length = self._admit(doc_id, counts)
+        if self._packed is not None:
+            self._unpack_all(counts)
         last = doc_id > self._top  # the usual case: above every id, so appended to each list
         if last:
             self._top = doc_id
@@ -495,6 +554,36 @@ def column(entry: Postings, upto: int, lengths: array[int]) -> bytearray | None:
     if len(col) <= upto:  # ids past its last document: so every look-up is in range
         col.extend(bytes(upto + 1 - len(col)))
     return col
+
+
+def _grouped(docs: list[tuple[int, Mapping[str, int]]]) -> dict[str, list[int]]:
+    """Each term's ids and counts in `docs`, interleaved: one list a term, two appends a
+    posting."""
+    lists: dict[str, list[int]] = {}
+    get = lists.get
+    for doc_id, counts in docs:
+        for term, tf in counts.items():
+            held = get(term)
+            if held is None:
+                lists[term] = [doc_id, tf]
+            else:
+                held.append(doc_id)
+                held.append(tf)
+    return lists
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector paused while a batch is grouped: its thousands of lists hold no
+    cycle and are dropped once packed, and collections walking them (and promoting them on
+    the way) cost a first compose a few percent for nothing."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _first_tf(tf: int) -> array[int]:

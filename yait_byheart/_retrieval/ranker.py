@@ -24,6 +24,10 @@ from . import ranking as _ranking
 from .bm25 import Index
 from .checked import WHO, checked_rank, checked_scores
 
+# The stretches a first sync indexes in one batch (the rest one by one): their term counts and
+# postings lists are held until packed, a few megabytes for this many.
+_BATCH = 4096
+
 
 class Ranker:
     """The index (or retriever) of a conversation's closed stretches."""
@@ -48,8 +52,20 @@ class Ranker:
         first, n = len(self.index), len(self.conv.starts)
         if first >= n:
             return
+        if first == 0:  # the first sync: indexed in batches (`Inverted.add_many`)
+            first = self._add_batch(0, min(n, _BATCH))
         for uid, said in enumerate(self.conv.bodies_by_role(first, n), first):
             self._add_counts(uid, *self._merged(*map(self.counts, said)))
+
+    def _add_batch(self, first: int, end: int) -> int:
+        """Index stretches `first` to `end` in one batch each index; `end`."""
+        counted = [self._merged(*map(self.counts, said))
+                   for said in self.conv.bodies_by_role(first, end)]  # fmt: skip
+        self.index.add_many((uid, every) for uid, (every, _) in enumerate(counted, first))
+        self.user_index.add_many(
+            (uid, user) for uid, (_, user) in enumerate(counted, first) if user
+        )
+        return end
 
     def _counts(self, uid: int) -> tuple[dict[str, int], dict[str, int]]:
         """Stretch `uid`'s term counts: all its words, and the user's alone."""

@@ -108,8 +108,26 @@ _STEP4 = (
 )  # fmt: skip
 
 
-# Suffix -> replacement, the suffix lengths longest first, the suffixes' last letters.
-Rules = tuple[dict[str, str], list[int], frozenset[str]]
+# Each rule's suffix ends in two letters that pick it out: a step looks its candidates up by a
+# word's last two letters (longest first), where trying every suffix length took a slice and a
+# look-up each, mostly for nothing (a new conversation stems thousands of words).
+Rules = dict[str, tuple[tuple[str, str], ...]]
+
+
+def _by_last_two(rules: tuple[tuple[str, str], ...]) -> Rules:
+    """`rules` (suffix, replacement) grouped by the suffix's last two letters, longest first."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for suffix, replacement in sorted(rules, key=lambda r: -len(r[0])):
+        out.setdefault(suffix[-2:], []).append((suffix, replacement))
+    return {tail: tuple(found) for tail, found in out.items()}
+
+
+def _longest(w: str, rules: Rules) -> tuple[str, str] | None:
+    """The rule with the longest suffix `w` ends with, or None."""
+    for rule in rules.get(w[-2:], ()):
+        if w.endswith(rule[0]):
+            return rule
+    return None
 
 
 def _replace_longest(w: str, rules: Rules, min_measure: int) -> str:
@@ -117,34 +135,22 @@ def _replace_longest(w: str, rules: Rules, min_measure: int) -> str:
 
     Only the longest match is tried: a failed condition does not fall through to a shorter one.
     """
-    table, lengths, last = rules
-    if w[-1:] not in last:
+    rule = _longest(w, rules)
+    if rule is None:
         return w
-    for n in lengths:
-        replacement = table.get(w[-n:])
-        if replacement is not None:
-            stem = w[:-n]
-            return stem + replacement if _measure(stem) > min_measure else w
-    return w
+    stem = w[: -len(rule[0])]
+    return stem + rule[1] if _measure(stem) > min_measure else w
 
 
-def _longest_first(rules: tuple[tuple[str, str], ...]) -> Rules:
-    """`rules` as suffix -> replacement, their suffix lengths longest first, their last letters."""
-    lengths = sorted({len(s) for s, _ in rules}, reverse=True)
-    return dict(rules), lengths, frozenset(s[-1] for s, _ in rules)
-
-
-_STEP2_RULES, _STEP3_RULES = _longest_first(_STEP2), _longest_first(_STEP3)
-_STEP4_TABLE, _STEP4_LENGTHS, _STEP4_LAST = _longest_first(tuple((s, "") for s in _STEP4))
+_STEP2_RULES, _STEP3_RULES = _by_last_two(_STEP2), _by_last_two(_STEP3)
+_STEP4_RULES = _by_last_two(tuple((s, "") for s in _STEP4))
 
 
 def _step4(w: str) -> str:
-    for n in _STEP4_LENGTHS:
-        if w[-n:] in _STEP4_TABLE:
-            best = w[-n:]
-            break
-    else:
+    rule = _longest(w, _STEP4_RULES)
+    if rule is None:
         return w
+    best = rule[0]
     stem = w[: -len(best)]
     if _measure(stem) <= 1:
         return w
@@ -175,10 +181,10 @@ def stem(word: str) -> str:
         w = _step1b(w)
     if w.endswith("y"):
         w = _step1c(w)
-    if w[-1:] in _STEP2_RULES[2]:
+    if w[-2:] in _STEP2_RULES:
         w = _replace_longest(w, _STEP2_RULES, 0)
-    if w[-1:] in _STEP3_RULES[2]:
+    if w[-2:] in _STEP3_RULES:
         w = _replace_longest(w, _STEP3_RULES, 0)
-    if w[-1:] in _STEP4_LAST:
+    if w[-2:] in _STEP4_RULES:
         w = _step4(w)
     return _step5(w) if w[-1:] in ("e", "l") else w

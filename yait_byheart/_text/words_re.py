@@ -78,17 +78,30 @@ NO_SPACE = (
 # "character" of a bigram is a base letter with the marks that follow it.
 CLUSTERED = r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\ua9e0-\ua9ff\uaa60-\uaa7f"
 
+# One combining mark, as a pattern. `re` compiles a class holding characters past U+FFFF to a
+# list of ranges tried one by one (about 300 here, 10x slower per character than a table), so
+# the marks are split: those of the first plane as a class `re` looks up in a table, the rest
+# tried only on a character past U+FFFF; and no mark comes before U+0300, so ASCII text is
+# turned away by one range. The same characters as `[{MARKS}]` (a test compares them).
+_ASTRAL = MARKS.index(r"\U")  # MARKS is sorted: the first plane's marks come first
+MARK = (
+    rf"(?=[^\x00-\u02ff])(?:[{MARKS[:_ASTRAL]}]"
+    rf"|(?=[\U00010000-\U0010ffff])[{MARKS[_ASTRAL:]}])"
+)
+
 # A word: a letter or digit, then letters, digits and combining marks ("_" is a word
-# character to `\w` but not to a reader).
-WORD = re.compile(rf"[^\W_](?:[^\W_]|[{MARKS}])*")
+# character to `\w` but not to a reader). Written as runs of letters and digits between runs
+# of marks, the same words: a run is matched in one step, where the alternation went letter
+# by letter.
+WORD = re.compile(rf"[^\W_]+(?:(?:{MARK})+[^\W_]*)*")
 ANY_NO_SPACE = re.compile(rf"[{NO_SPACE}]")
 # A word character beyond ASCII, and a combining mark: text with neither has ASCII words only.
 NON_ASCII_WORD = re.compile(r"[^\x00-\x7f\W]")
-ANY_MARK = re.compile(rf"[{MARKS}]")
+ANY_MARK = re.compile(MARK)
 # Text holding a script without spaces: each match is a run of such script (group 1) or a
 # word of any other script (group 2).
 RUN_OR_WORD = re.compile(
-    rf"([{NO_SPACE}]+)|((?:(?![{NO_SPACE}])[^\W_])(?:(?![{NO_SPACE}])[^\W_]|[{MARKS}])*)"
+    rf"([{NO_SPACE}]+)|((?:(?![{NO_SPACE}])[^\W_])(?:(?![{NO_SPACE}])[^\W_]|{MARK})*)"
 )
 CLUSTER = re.compile(rf"[^{MARKS}][{MARKS}]*|[{MARKS}]+")
 ANY_CLUSTERED = re.compile(rf"[{CLUSTERED}]")

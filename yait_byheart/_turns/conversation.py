@@ -12,20 +12,20 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import compress, repeat
+from itertools import compress, pairwise, repeat
 from operator import attrgetter
 
-from .pieces import cut
+from .pieces import cut, cut_offsets
 from .render import (
     MEMORY_MARKER,
     Piece,
     Turn,
-    ordinary_length,
     ordinary_most,
+    ordinary_size,
     render_ordinary,
     render_unit,
     searchable,
-    unit_length,
+    unit_size,
     when_line,
 )
 from .settings import Tuning
@@ -114,14 +114,15 @@ class _Open:
     answered: set[str]
     in_long: bool  # the last entry is a piece of a long turn
 
-    def advance(self, piece: Piece, size: int, opens: bool) -> None:
+    def advance(self, turn: Turn, part: int, parts: int, size: int, opens: bool) -> None:
+        """Past part `part` of `parts` of `turn`, of `size` (`opens`: it opened a stretch)."""
         if opens:
             self.size, self.calls = 0, {}
         self.size += size
         self.empty = False
-        self.in_long = piece.parts > 1 and not piece.turn.tools
-        if piece.part == 0:
-            for tool in piece.turn.tools:
+        self.in_long = parts > 1 and not turn.tools
+        if part == 0:
+            for tool in turn.tools:
                 if tool["type"] == "tool_call":
                     self.calls = {**self.calls, tool["id"]: -1}
                 else:
@@ -175,29 +176,46 @@ class Conversation:
         in_long = last is not None and last.parts > 1 and not self.turns[last.turn].tools
         empty = self.open_start == len(self.entries)
         state = _Open(self.open_size, empty, self.open_calls, set(), in_long)
+        with_when = previous is None or turn.when != previous.when
         if not cuts:  # one piece, the common case: the loop below without its bookkeeping
-            piece = Piece(turn, text)
-            with_when = previous is None or turn.when != previous.when
-            size = self._entry_size(piece, with_when, last is None)
+            size = self._entry_size(turn, text, 0, 1, with_when, last is None)
             given = opens[0] if opens else None
-            flag = self._closes(piece, size, state) if given is None else given
+            flag = self._closes(turn, 0, 1, size, state) if given is None else given
             return Layout([flag], [], [size], len(text))
         bounds = [0, *cuts, len(text)]
-        out = Layout([], list(cuts), [], len(text))
-        parts = len(bounds) - 1
-        for part in range(parts):
-            piece = Piece(turn, text, part, parts) if parts == 1 else Piece(
-                turn, text[bounds[part] : bounds[part + 1]], part, parts
-            )  # fmt: skip
-            with_when = part == 0 and (previous is None or turn.when != previous.when)
-            size = self._entry_size(piece, with_when, part == 0 and last is None)
+        sizes = self._piece_sizes(turn, text, bounds, with_when, last is None)
+        out = Layout([], list(cuts), sizes, len(text))
+        parts = len(sizes)
+        for part, size in enumerate(sizes):
             given = opens[part] if opens is not None and part < len(opens) else None
-            flag = self._closes(piece, size, state) if given is None else given
+            flag = self._closes(turn, part, parts, size, state) if given is None else given
             out.opens.append(flag)
-            out.sizes.append(size)
             if part + 1 < parts:  # what the last piece leaves open is not asked
-                state.advance(piece, size, flag)
+                state.advance(turn, part, parts, size, flag)
         return out
+
+    def _piece_sizes(
+        self, turn: Turn, text: str, bounds: list[int], with_when: bool, first_said: bool
+    ) -> list[int]:
+        """What each piece of `turn` cut at `bounds` measures sent as its own message (the
+        first with its date line if `with_when`; see `_entry_size`)."""
+        parts = len(bounds) - 1
+        if self.shape.measure is not len or turn.silent or bounds != sorted(bounds):
+            return [
+                self._entry_size(turn, text[a:b], part, parts, with_when and part == 0,
+                                 first_said and part == 0)
+                for part, (a, b) in enumerate(pairwise(bounds))
+            ]  # fmt: skip
+        # In characters, from the offsets (each within the text, ascending): no piece is cut
+        # out of the turn to be measured.
+        named = first_said and turn.role == "assistant"
+        return [
+            ordinary_size(
+                turn, b - a, part, parts, with_when=with_when and part == 0,
+                named=(named and part == 0) or text.startswith(MEMORY_MARKER, a, b),
+            )
+            for part, (a, b) in enumerate(pairwise(bounds))
+        ]  # fmt: skip
 
     def add(self, turn: Turn, layout: Layout) -> None:
         """Store `turn` as `layout` (from `layout(turn)`) says."""
@@ -224,16 +242,19 @@ class Conversation:
                     else:
                         self.answered[tool["id"]] = index
 
-    def _entry_size(self, piece: Piece, with_when: bool, first_said: bool) -> int:
-        """What a piece measures sent as its own message (`first_said`: it opens the
-        conversation, so an assistant's is named)."""
-        turn = piece.turn
+    def _entry_size(
+        self, turn: Turn, body: str, part: int, parts: int, with_when: bool, first_said: bool
+    ) -> int:
+        """What part `part` of `parts` of `turn`, `body`, measures sent as its own message
+        (`first_said`: it opens the conversation, so an assistant's is named)."""
         if turn.silent:
             return self.shape.measure("")
         named = first_said and turn.role == "assistant"
         measure = self.shape.measure
-        if measure is len:
-            return ordinary_length(piece, with_when=with_when, named=named)
+        if measure is len:  # `ordinary_length`, no piece made: every append sizes a turn
+            named = named or body.startswith(MEMORY_MARKER)
+            return ordinary_size(turn, len(body), part, parts, with_when=with_when, named=named)
+        piece = Piece(turn, body, part, parts)
         return measure(render_ordinary(piece, with_when=with_when, named=named))
 
     def _add_entry(self, entry: Entry, opens: bool, size: int) -> int:
@@ -253,10 +274,12 @@ class Conversation:
         shape = self.shape
         # A tool round is cut only past the cap: an agent's open round must stay native.
         limit = shape.cap if turn.tools else shape.cut_at
-        if shape.measure is len and ordinary_most(turn, len(text)) <= limit:
-            return []  # too short to reach it, whatever its rendering adds
-        whole = render_ordinary(Piece(turn, text), with_when=True, named=True)
-        if shape.measure(whole) <= limit:
+        if shape.measure is len:  # in characters: measured, not rendered
+            if ordinary_most(turn, len(text)) <= limit:
+                return []  # too short to reach it, whatever its rendering adds
+            whole = ordinary_size(turn, len(text), 0, 1, with_when=True, named=True)
+            return [] if whole <= limit else cut_offsets(text, shape.piece_size)
+        if shape.measure(render_ordinary(Piece(turn, text), with_when=True, named=True)) <= limit:
             return []
         bodies = cut(text, shape.piece_size, shape.measure)
         offsets, at = [], 0
@@ -265,18 +288,19 @@ class Conversation:
             offsets.append(at)
         return offsets
 
-    def _closes(self, piece: Piece, size: int, state: _Open) -> bool:
-        """Whether `piece`, about to be added, opens a new stretch (closing the open one).
+    def _closes(self, turn: Turn, part: int, parts: int, size: int, state: _Open) -> bool:
+        """Whether part `part` of `parts` of `turn`, of `size` and about to be added, opens a
+        new stretch (closing the open one).
 
         Never right before the result of a call in the open stretch, so a call and its result
         always share a stretch; a pending call also holds the stretch open up to the cap.
         """
         if state.empty:
             return False
-        tools = piece.turn.tools
+        tools = turn.tools
         if (
             tools
-            and piece.part == 0
+            and part == 0
             and any(t["type"] == "tool_result" and t["id"] in state.calls for t in tools)
         ):
             return False
@@ -286,16 +310,16 @@ class Conversation:
         calls = state.calls
         if calls and any(c not in self.answered and c not in state.answered for c in calls):
             return False
-        if piece.part > 0:
+        if part > 0:
             return state.size >= shape.stretch_size
-        if (piece.parts > 1 and not piece.turn.tools) or state.in_long:
+        if (parts > 1 and not tools) or state.in_long:
             return True  # a long turn's stretches are its own: neither side joins them
-        if not piece.turn.shown:
+        if not turn.shown:
             return False  # tool results only: an agent's rounds stay with the request they serve
-        if piece.turn.role != "user" and not shape.tuning.close_at_any_turn:
+        if turn.role != "user" and not shape.tuning.close_at_any_turn:
             return False
         if shape.boundaries is not None:
-            return self._boundary(piece.turn)
+            return self._boundary(turn)
         return state.size >= shape.stretch_size
 
     def _boundary(self, turn: Turn) -> bool:
@@ -316,19 +340,36 @@ class Conversation:
         self.open_calls = {}
 
     def _rendered_size(self, start: int, end: int) -> int:
-        pieces = [p for p in self.pieces(start, end) if not p.turn.silent]
-        if not pieces:
-            return 0
         measure = self.shape.measure
-        return unit_length(pieces) if measure is len else measure(render_unit(pieces))
+        if measure is len:
+            return self._size_in_characters(start, end)
+        pieces = [p for p in self.pieces(start, end) if not p.turn.silent]
+        return measure(render_unit(pieces)) if pieces else 0
+
+    def _size_in_characters(self, start: int, end: int) -> int:
+        """`unit_length` of the shown entries from `start` to `end` (0 if none), from the
+        entries themselves: no piece is made (a first compose sizes every stretch)."""
+        turns = self.turns
+        shown: list[tuple[Turn, int, int]] = []
+        for entry in self.entries[start:end]:
+            turn = turns[entry.turn]
+            if turn.silent:
+                continue
+            if entry.parts == 1:
+                shown.append((turn, 0, len(searchable(turn))))
+            else:
+                body = searchable(turn)[entry.start : entry.end]
+                shown.append((turn, len(Piece.label_of(entry.part, entry.parts)), len(body)))
+        return unit_size(shown) if shown else 0
 
     # -- reading ---------------------------------------------------------------------------
 
     @property
     def stretch_sizes(self) -> list[int]:
         sizes = self._stretch_sizes
-        for k in range(len(sizes), len(self.starts)):
-            sizes.append(self._rendered_size(*self.stretch_range(k)))
+        if len(sizes) < len(self.starts):  # those closed since the last read
+            bounds = [*self.starts[len(sizes) :], self.open_start]
+            sizes += map(self._rendered_size, bounds[:-1], bounds[1:])
         return sizes
 
     def piece_of(self, entry: Entry) -> Piece:
@@ -499,7 +540,7 @@ def restore(
         first_entry.append(len(entries))
         bounds = [0, *offsets, lengths[t]]
         parts = len(bounds) - 1
-        entries += [Entry(t, p, parts, bounds[p], bounds[p + 1]) for p in range(parts)]
+        entries += map(Entry, repeat(t), range(parts), repeat(parts), bounds, bounds[1:])
         done = t + 1
     _restore_whole(conv, lengths, done, len(turns))
     conv.turns = turns

@@ -64,9 +64,10 @@ def make_turn(
     if not isinstance(source, str):
         raise TypeError(f"{call}: source must be a str, got {type(source).__name__}")
     label = when_label(call, when)
-    check_encodable(call, "text", text)
-    check_encodable(call, "source", source)
-    check_encodable(call, "when", label)
+    if not (text.isascii() and source.isascii() and label.isascii()):  # else none can hold one
+        check_encodable(call, "text", text)
+        check_encodable(call, "source", source)
+        check_encodable(call, "when", label)
     if tools or item is not None:  # rare: checked as the JSON they are stored as
         data = json.dumps([[dict(p) for p in tools], item], ensure_ascii=False, default=repr)
         check_encodable(call, "the message's tool parts or item", data)

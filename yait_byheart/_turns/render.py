@@ -6,7 +6,7 @@ renders to the same bytes: that is what lets a provider's prompt cache recognise
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,16 +137,28 @@ def ordinary_length(piece: Piece, *, with_when: bool, named: bool) -> int:
     ...     render_ordinary(piece, with_when=True, named=True))
     True
     """
-    turn = piece.turn
-    size = len(piece.body)
+    body = piece.body
+    return ordinary_size(
+        piece.turn, len(body), piece.part, piece.parts, with_when=with_when,
+        named=named or body.startswith(MEMORY_MARKER),
+    )  # fmt: skip
+
+
+def ordinary_size(
+    turn: Turn, length: int, part: int, parts: int, *, with_when: bool, named: bool
+) -> int:
+    """`ordinary_length` of part `part` of `parts` of `turn`, its body `length` characters
+    long (`named`: also when the body begins with the marker line): a long turn's pieces are
+    sized from their offsets, none cut out of the turn to be measured."""
+    size = length
     if with_when and turn.when:
         size += len(turn.when) + 3  # "[when]\n"
     if turn.kind != SAID:
         size += len(_kind_line(turn))
-    if named or piece.body.startswith(MEMORY_MARKER):
+    if named:
         size += len(turn.role) + 2  # "role: "
-    if piece.parts != 1:
-        size += len(piece.label)
+    if parts != 1:
+        size += len(Piece.label_of(part, parts))
     return size
 
 
@@ -186,17 +198,23 @@ def unit_length(pieces: Sequence[Piece]) -> int:
     >>> unit_length(pieces) == len(render_unit(pieces))
     True
     """
+    return unit_size([(p.turn, len(p.label), len(p.body)) for p in pieces])
+
+
+def unit_size(pieces: Iterable[tuple[Turn, int, int]]) -> int:
+    """`unit_length` of pieces given as (turn, length of its label, length of its body): a
+    stretch sized from its entries' offsets, no piece cut out of its turn to be measured."""
     size, lines = len(MEMORY_MARKER), 1
     previous_when: str | None = None
-    for piece in pieces:
-        turn = piece.turn
+    for turn, label, body in pieces:
         if turn.silent:
             continue
         if turn.when != previous_when and turn.when:
             size += len(turn.when) + 2  # "[when]"
             lines += 1
         previous_when = turn.when
-        size += len(_kind_line(turn)) + len(turn.role) + 2 + len(piece.label) + len(piece.body)
+        kind = 0 if turn.kind == SAID else len(_kind_line(turn))
+        size += kind + len(turn.role) + 2 + label + body
         lines += 1
     return size + lines - 1  # the line breaks
 

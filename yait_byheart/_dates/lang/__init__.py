@@ -50,6 +50,10 @@ def count(numbers: Iterable[str]) -> str:
     return rf"(?:[0-9]{{1,3}}|{alt(numbers)})"
 
 
+#: The digits a count in Han text is written with (ASCII and full-width), one by one.
+HAN_DIGITS = "0123456789" + "".join(map(chr, range(0xFF10, 0xFF1A)))
+
+
 def han_count(numerals: str) -> str:
     """A count in Han text: one to three ASCII or full-width digits, or of the ``numerals``,
     not inside a longer run of either."""
@@ -120,6 +124,9 @@ class Lang:
         past_cues: words that make "in N days" a duration ("in 3 Tagen gebaut").
         past_form: a word shape that does the same (a participle, a preterite).
         not_before: what, right after a phrase, makes it another sense.
+        anchors: words one of which every match holds near its start (as
+            ``patterns.ANCHORS`` for ``patterns.PHRASE``): only the text near them is
+            searched; none, the whole text.
     """
 
     name: str
@@ -136,3 +143,4 @@ class Lang:
     past_cues: frozenset[str] = frozenset()
     past_form: re.Pattern[str] | None = None
     not_before: re.Pattern[str] | None = None
+    anchors: tuple[str, ...] = ()

@@ -48,6 +48,15 @@ PHRASE = re.compile(
     + END
 )
 
+#: Every PHRASE match holds one of these less than ``patterns.ANCHOR_REACH`` characters after
+#: its start (tests hold it so): "before" or "after" of the pairs, the fortnight, the week of
+#: the weekend, a season, or a word of each holiday. Holding "week" or "year", most long
+#: turns are read by this pattern, which then searches only near these.
+ANCHORS: tuple[str, ...] = (
+    "before", "after", "fortnight", "week", *SEASONS, "christmas", "xmas", "boxing", "year",
+    "halloween", "valentine", "independence", "july", "patrick",
+)  # fmt: skip
+
 LANG = Lang(
     name="en",
     phrase=PHRASE,
@@ -63,6 +72,7 @@ LANG = Lang(
         was were did had took done got made built finished wrote learned learnt been ever never
         haven't hasn't i've we've
     """),
+    anchors=ANCHORS,
 )
 #: Words of a sentence that make "over the weekend" the weekend just gone.
 PAST_SENTENCE = re.compile(

@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 
 from ..calc import FEW
-from . import Lang, alt, han_count
+from . import HAN_DIGITS, Lang, alt, han_count, starts
 
 FIXED: dict[str, tuple[str, int]] = {
     "一昨日": ("day", -2), "おととい": ("day", -2), "昨日": ("day", -1), "きのう": ("day", -1),
@@ -35,7 +35,9 @@ _NUM = han_count(_KANJI)
 
 def _phrase(units: dict[str, str]) -> re.Pattern[str]:
     return re.compile(
-        "(?:"
+        # The characters a phrase can start with, looked at first (as in `zh`).
+        starts(DIRS, FIXED, _KANJI, HAN_DIGITS)
+        + "(?:"
         + rf"(?P<wdir>{alt(DIRS)})の?(?P<wd>[月火水木金土日])曜日?"
         + rf"|(?<!月)(?P<anum>{_NUM})(?P<aunit>{alt(units)})前"
         + rf"|(?<!月)(?P<inum>{_NUM})(?P<iunit>{alt(units)})後"
