@@ -114,9 +114,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for conv in conversations:
             found.update(misses(conv, budget, HybridMiniLM))
         total = max(1, sum(found.values()))
-        near = sum(c for (_, dense), c in found.items() if dense in ("1-10", "11-20"))
-        far = sum(c for (lex, dense), c in found.items() if lex not in ("1-10", "11-20", "21-40")
-                  and dense not in ("1-10", "11-20", "21-40"))  # fmt: skip
+        first_20 = {band(place) for place in range(20)}
+        first_40 = {band(place) for place in range(40)}
+        near = sum(c for (_, dense), c in found.items() if dense in first_20)
+        far = sum(c for (lex, dense), c in found.items()
+                  if lex not in first_40 and dense not in first_40)  # fmt: skip
         print(f"\nbudget {budget:,}: {sum(found.values())} evidence turns left out, by place")
         print(matrix(found))
         print(f"in the retriever's first 20: {near} ({near / total:.1%}); past 40 in both "
