@@ -51,17 +51,7 @@ def _cut(text: str, limit: int, measure: Callable[[str], int], level: int) -> li
 
 def _split_after(text: str, level: int) -> list[str]:
     """`text` cut after each match of boundary `level` (the separator stays with the left)."""
-    parts: list[str] = []
-    start = 0
-    for m in PIECE_BOUNDARIES[level].finditer(text):
-        end = m.end()
-        if end - m.start() == 1 and text[end - 1] in LATIN_STOPS:
-            continue  # a Latin stop with no space after it: "3.5", "e.g.x"
-        if end > start and end < len(text):
-            parts.append(text[start:end])
-            start = end
-    parts.append(text[start:])
-    return parts
+    return [text[a:b] for a, b in pairwise(_bounds_after(text, 0, len(text), level))]
 
 
 def cut_offsets(text: str, limit: int) -> list[int]:
