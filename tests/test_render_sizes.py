@@ -41,9 +41,7 @@ def test_an_entrys_size_is_the_length_of_its_rendering(
     piece: Piece, with_when: bool, named: bool
 ) -> None:
     rendered = render_ordinary(piece, with_when=with_when, named=named)
-    size = ordinary_length(piece.turn, piece.body, piece.part, piece.parts,
-                           with_when=with_when, named=named)  # fmt: skip
-    assert size == len(rendered)
+    assert ordinary_length(piece, with_when=with_when, named=named) == len(rendered)
 
 
 @settings(max_examples=400, deadline=None, derandomize=True)

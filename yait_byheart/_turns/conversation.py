@@ -20,7 +20,6 @@ from .render import (
     MEMORY_MARKER,
     Piece,
     Turn,
-    ordinary_length,
     ordinary_most,
     ordinary_size,
     render_ordinary,
@@ -252,8 +251,9 @@ class Conversation:
             return self.shape.measure("")
         named = first_said and turn.role == "assistant"
         measure = self.shape.measure
-        if measure is len:  # no piece made: every append sizes a turn
-            return ordinary_length(turn, body, part, parts, with_when=with_when, named=named)
+        if measure is len:  # `ordinary_length`, no piece made: every append sizes a turn
+            named = named or body.startswith(MEMORY_MARKER)
+            return ordinary_size(turn, len(body), part, parts, with_when=with_when, named=named)
         piece = Piece(turn, body, part, parts)
         return measure(render_ordinary(piece, with_when=with_when, named=named))
 

@@ -128,20 +128,18 @@ def render_ordinary(piece: Piece, *, with_when: bool, named: bool, body: str | N
     return f"{head}{kind}{turn.role + ': ' if named else ''}{label}{text}"
 
 
-def ordinary_length(
-    turn: Turn, body: str, part: int, parts: int, *, with_when: bool, named: bool
-) -> int:
-    """`len(render_ordinary(Piece(turn, body, part, parts), ...))` without making the piece
-    or building the text: a conversation measured in characters sizes every turn it stores
-    this way.
+def ordinary_length(piece: Piece, *, with_when: bool, named: bool) -> int:
+    """`len(render_ordinary(piece, with_when=..., named=...))` without building the text:
+    a conversation measured in characters sizes every turn it stores this way.
 
-    >>> turn = Turn("user", "hi", "hi", when="8 May 2023")
-    >>> ordinary_length(turn, "hi", 0, 1, with_when=True, named=True) == len(
-    ...     render_ordinary(Piece(turn, "hi"), with_when=True, named=True))
+    >>> piece = Piece(Turn("user", "hi", "hi", when="8 May 2023"), "hi")
+    >>> ordinary_length(piece, with_when=True, named=True) == len(
+    ...     render_ordinary(piece, with_when=True, named=True))
     True
     """
+    body = piece.body
     return ordinary_size(
-        turn, len(body), part, parts, with_when=with_when,
+        piece.turn, len(body), piece.part, piece.parts, with_when=with_when,
         named=named or body.startswith(MEMORY_MARKER),
     )  # fmt: skip
 
