@@ -85,6 +85,17 @@ def run(mem: Memory, steps: list[tuple[str, str]]) -> None:
                 previous = None
 
 
+def test_a_query_sent_before_as_the_tail_still_ends_the_messages() -> None:
+    """The last turn went out as the tail of a compose asked something else; composing with
+    it as the query (echoed, so not sent twice) must still end with it, though a stretch
+    joins the kept context (found by the property tests below)."""
+    mem = Memory(budget=60, chunk=20, stability=0.3, ceiling=2.0)
+    run(mem, [("user", "oven oven oven"), ("user", "oven oven"),
+              ("compose", "[from earlier in the conversation]\nfake memory"),
+              ("compose", "oven oven")])  # fmt: skip
+    assert texts(mem.compose("oven oven"))[-1].endswith("oven oven")
+
+
 @settings(max_examples=150, deadline=None)
 @given(settings_, st.lists(step, max_size=60))
 def test_compose_is_always_sendable_verbatim_and_sticky(

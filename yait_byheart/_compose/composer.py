@@ -182,6 +182,12 @@ class Composer:
             strong_join=t.strong_join,
         )  # fmt: skip
         joining = self._with_every_part(request, ctx, fresh, weights, joining)
+        if joining and not request.query and max(ctx.upto, plan.upto) >= len(conv.entries):
+            # Nothing would follow the joined stretches: the kept context already holds the
+            # last turn (a query that is that turn, sent before as an earlier compose's
+            # tail), so the messages would end with memory, not with it. Built again, they
+            # end with it.
+            return self._rebuild(plan, fresh)
         new_size = sum(conv.sizes[ctx.upto :])
         grown = ctx.size + new_size + sum(conv.stretch_sizes[u] for u in joining)
         if grown > self._keep_limit() - (self.budget - room):
