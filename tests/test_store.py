@@ -576,6 +576,44 @@ def test_closing_refreshes_the_snapshot_of_a_grown_conversation(
         assert store.open("c").compose("pricing") == reference.compose("pricing")
 
 
+# A writer process that appends and ends without closing its store: with `hang`, a daemon
+# thread is inside a call (holding the Memory's lock) when the process ends.
+UNCLOSED_WRITER = """
+import sys, threading, time
+from yait_byheart import store as store_module
+store_module.SNAPSHOT_EVERY = 5
+store = store_module.SQLiteStore(sys.argv[1])
+mem = store.open("c", budget=300)
+for i in range(60):
+    mem.append("user" if i % 2 == 0 else "assistant", f"turn {i}: pricing of the cello {i}")
+if sys.argv[2] == "hang":
+    held = threading.Event()
+    def hold():
+        with mem._lock:
+            held.set()
+            time.sleep(3600)
+    threading.Thread(target=hold, daemon=True).start()
+    held.wait()
+print(mem.stretch_count)
+"""
+
+
+@pytest.mark.parametrize("hang", [False, True], ids=["idle", "daemon-thread-in-a-call"])
+def test_a_process_that_ends_without_closing_its_store_leaves_a_snapshot(
+    tmp_path: Path, hang: bool
+) -> None:
+    path = str(tmp_path / "chats.db")
+    args = [sys.executable, "-c", UNCLOSED_WRITER, path, "hang" if hang else "idle"]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True)
+    stretches = int(out.stdout)
+    with SQLiteStore(path) as store:
+        mem = store.open("c")
+        assert len(mem) == 60 and mem.stretch_count == stretches > 5
+        # Closed at exit as `with` would have: the snapshot covers every stretch. A daemon
+        # thread inside a call could hold the lock for ever: the exit then writes nothing.
+        assert mem.snapshot_stretches == (0 if hang else stretches)
+
+
 def test_redaction_deletes_the_snapshot_with_the_words_it_indexed(tmp_path: Path) -> None:
     path = str(tmp_path / "chats.db")
     mem = long_memory(30)

@@ -27,7 +27,7 @@ Reopening a long conversation would mean tokenizing and indexing every stretch a
 of the 3 s it took at 100,000 turns).  The store therefore keeps a snapshot of the retrieval
 index beside the rows, written when a conversation is imported, when reopening had to re-index
 at least ``SNAPSHOT_EVERY`` stretches, and on ``close`` for each bound Memory that has grown that
-much since; reopening loads it and indexes only the stretches after it.  It also carries the
+much since (a store still open when the process ends is closed then); reopening loads it and indexes only the stretches after it.  It also carries the
 conversation's layout (each turn's cuts and measured sizes), so reopening measures no turn it
 holds again.  A snapshot is derived data: a redaction deletes it in the same transaction (it
 holds the redacted words' stems), and one that does not match the rows is ignored, never
@@ -58,11 +58,13 @@ name)`` is a mapping from a content hash to a float32 vector (see docs/store.md)
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
 import re
 import sqlite3
+import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
@@ -232,6 +234,7 @@ class _Store(StoreCore):
         super().__init__()
         self._journals: weakref.WeakSet[Journal] = weakref.WeakSet()
         self._recaller = Recaller()
+        _UNCLOSED.add(self)
 
     # -- public interface ---------------------------------------------------------------------
 
@@ -585,6 +588,7 @@ class _Store(StoreCore):
             if closing:
                 self._closed = True
                 self._b_close()
+                _UNCLOSED.discard(self)
         if closing:  # outside the store lock: a recall holds an index's lock, then asks for it
             self._recaller.forget()
 
@@ -618,6 +622,23 @@ class _Store(StoreCore):
         if loaded.state is not None and state_problem(loaded.state) is None:
             data["state"] = loads(loaded.state)  # absent only if imported data had no state
         return data
+
+
+# Stores not closed yet. A process that ends without closing one closes it then (`_close_at_exit`),
+# as `with` would have, so that the next process reopening its conversations loads an index
+# snapshot instead of indexing them again (docs/store.md, "The index snapshot").
+_UNCLOSED: weakref.WeakSet[_Store] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    # Non-daemon threads have been joined by now; a daemon thread may still be inside a call
+    # holding a Memory's lock, and waiting for it could hang the exit: then nothing is done.
+    if threading.active_count() > 1:
+        return
+    for store in list(_UNCLOSED):
+        with contextlib.suppress(Exception):  # a cache: the exit must not fail for it
+            store.close()
 
 
 class SQLiteStore(_Store):
