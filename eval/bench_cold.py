@@ -200,6 +200,7 @@ def profile_shares(histories: list[History], budget: int) -> list[tuple[str, flo
 # How the writer leaves its store: closed (as `with` does), left open by a process that then
 # ends (the store is closed at exit), or still open in a process that goes on running.
 WRITERS = {"closed": "store closed by its writer", "exited": "writer ended without closing",
+           "requests": "written a request per exchange",
            "running": "writer still running, never closed"}  # fmt: skip
 
 
@@ -218,6 +219,23 @@ def write(path: Path, turns: Sequence[Sequence[Any]], close: bool) -> tuple[obje
 
 
 _ENDING_WITH: list[object] = []  # what `--write` leaves open when the process ends
+
+
+def write_by_requests(path: Path, turns: Sequence[Sequence[Any]]) -> None:
+    """Store `turns` as a per-request application does: each request opens the store, appends
+    a user turn, composes, appends the reply and closes the store (here in one process)."""
+    from yait_byheart.store import SQLiteStore
+
+    at = 0
+    while at < len(turns):
+        with SQLiteStore(path) as store:
+            mem = store.open("c", budget=BUDGET)
+            role, text, when = turns[at]
+            mem.append(role, text, when=when)
+            mem.compose(None)
+            for role, text, when in turns[at + 1 : at + 2]:
+                mem.append(role, text, when=when)
+        at += 2
 
 
 def writer_process(path: Path, turns: Sequence[Sequence[Any]]) -> None:
@@ -280,6 +298,8 @@ def per_request(history: History, requests: int, writer: str, profiled: bool) ->
         running = None  # a running writer's store and Memory, open until the readers are done
         if writer == "exited":
             writer_process(path, history[0])
+        elif writer == "requests":
+            write_by_requests(path, history[0])
         else:
             running = write(path, history[0], close=writer == "closed")
         runs = [fresh_process(path, history[1]) for _ in range(requests)]

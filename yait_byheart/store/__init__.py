@@ -26,10 +26,11 @@ Examples:
 Reopening a long conversation would mean tokenizing and indexing every stretch again (about 2 s
 of the 3 s it took at 100,000 turns).  The store therefore keeps a snapshot of the retrieval
 index beside the rows, written when a conversation is imported, when reopening had to re-index
-at least ``SNAPSHOT_EVERY`` stretches, and on ``close`` for each bound Memory that has grown that
-much since (a store still open when the process ends is closed then); reopening loads it and indexes only the stretches after it.  It also carries the
-conversation's layout (each turn's cuts and measured sizes), so reopening measures no turn it
-holds again.  A snapshot is derived data: a redaction deletes it in the same transaction (it
+enough stretches, and on ``close`` for each bound Memory whose snapshot lacks enough of them
+(about the square root of twice its stretches, at most ``SNAPSHOT_EVERY``; a store still open
+when the process ends is closed then); reopening loads it and indexes only the stretches
+after it.  It also carries the conversation's layout (each turn's cuts and measured sizes),
+so reopening measures no turn it holds again.  A snapshot is derived data: a redaction deletes it in the same transaction (it
 holds the redacted words' stems), and one that does not match the rows is ignored, never
 trusted.
 
@@ -123,8 +124,9 @@ __all__ = [
     "UnknownConversationError",
 ]
 
-#: Stretches re-indexed on reopening (or added since the last snapshot) that make the store
-#: write a new index snapshot: 1,000 stretches re-index in about 0.05 s.
+#: Stretches re-indexed on reopening (or added since the last snapshot) that always make the
+#: store write a new index snapshot (fewer do in shorter conversations: `snapshot_due`):
+#: 1,000 stretches re-index in about 0.05 s.
 SNAPSHOT_EVERY = 1_000
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -287,7 +289,7 @@ class _Store(StoreCore):
         journal = Journal(self, name, loaded.conv, loaded.seq, mem)
         journal.snapshot_units = mem.snapshot_stretches
         self._bind(mem, journal)
-        journal.save_snapshot(at_least=SNAPSHOT_EVERY)
+        journal.save_snapshot(at_most=SNAPSHOT_EVERY)
         return mem
 
     def _read(self, name: str) -> Loaded | None:
@@ -582,7 +584,7 @@ class _Store(StoreCore):
         for journal in journals:  # outside the store lock: a snapshot takes the Memory's lock
             # A snapshot is a cache: a database busy past its timeout must not fail the close.
             with contextlib.suppress(*self._db_errors):
-                journal.save_snapshot(at_least=SNAPSHOT_EVERY)
+                journal.save_snapshot(at_most=SNAPSHOT_EVERY)
         with self._lock:
             closing = not self._closed
             if closing:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import warnings
 import weakref
 from collections.abc import Iterator
@@ -26,6 +27,23 @@ if TYPE_CHECKING:
 _APPEND, _REDACT, _COMPOSE = "Memory.append", "Memory.redact", "Memory.compose"
 # Where the store refuses every write: a cache that cannot be saved is skipped, not fatal.
 _UNWRITABLE = (StoreReadOnlyError, StoreFullError)
+
+
+def snapshot_due(lacking: int, stretches: int, at_most: int) -> bool:
+    """Whether a conversation of `stretches` closed stretches, whose stored index snapshot
+    lacks `lacking` of them, should have it written again.
+
+    Every reopening indexes what the snapshot lacks, and writing it again costs about a fifth
+    of indexing every stretch (docs/benchmarks.md, "Speed"). When each reopening follows a
+    few new stretches (a request per exchange: about 6), what the reopenings pay grows as the
+    square of what is lacking, and it matches the cost of one more write once about sqrt(2n)
+    of n stretches are lacking: written then, as a ski-rental rule buys when the rent paid
+    reaches the price. `at_most` bounds it for long conversations.
+
+    >>> [snapshot_due(lacking, 1_500, 1_000) for lacking in (0, 53, 54)]
+    [False, False, True]
+    """
+    return lacking >= max(1, min(at_most, math.isqrt(2 * stretches)))
 
 
 def dumps(obj: object) -> str:
@@ -51,12 +69,13 @@ class Journal:
         # Stretches covered by the stored index snapshot (0: none stored).
         self.snapshot_units = 0
 
-    def save_snapshot(self, *, at_least: int) -> None:
-        """Store the index snapshot if `at_least` stretches were indexed since the last one."""
+    def save_snapshot(self, *, at_most: int) -> None:
+        """Store the index snapshot if the stored one lacks enough stretches (`snapshot_due`;
+        `at_most`: enough whatever the conversation's length)."""
         mem = self._memory()
         if mem is None:
             return
-        if mem.stretch_count - self.snapshot_units < max(1, at_least):
+        if not snapshot_due(mem.stretch_count - self.snapshot_units, mem.stretch_count, at_most):
             return
         # Taken before the sequence number: a write in between only makes it a valid prefix.
         data = mem.index_snapshot(layout=True)
