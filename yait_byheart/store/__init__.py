@@ -30,9 +30,9 @@ enough stretches, and on ``close`` for each bound Memory whose snapshot lacks en
 (about the square root of twice its stretches, at most ``SNAPSHOT_EVERY``; a store still open
 when the process ends is closed then); reopening loads it and indexes only the stretches
 after it.  It also carries the conversation's layout (each turn's cuts and measured sizes),
-so reopening measures no turn it holds again.  A snapshot is derived data: a redaction deletes it in the same transaction (it
-holds the redacted words' stems), and one that does not match the rows is ignored, never
-trusted.
+so reopening measures no turn it holds again.  A snapshot is derived data: a redaction
+deletes it in the same transaction (it holds the redacted words' stems), and one that does not
+match the rows is ignored, never trusted.
 
 The store is the truth and a bound Memory follows it: before it appends, composes or redacts,
 it reads the turns other processes (or other Memories) stored since it last looked -- only the
