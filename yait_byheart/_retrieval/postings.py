@@ -346,8 +346,6 @@ class Inverted:
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
         length = self._admit(doc_id, counts)
-        if self._packed is not None:
-            self._unpack_all(counts)
         last = doc_id > self._top  # the usual case: above every id, so appended to each list
         if last:
             self._top = doc_id
@@ -361,6 +359,8 @@ class Inverted:
                 tfs = _TF_ONE.__copy__() if tf == 1 else _first_tf(tf)
                 postings[term] = Postings(first_id.__copy__(), tfs, tf)
                 continue
+            if entry is _PACKED:  # taken out here, not by a pass over `counts` before the loop
+                entry = self._unpack(term)
             if last:  # Postings.append inlined: this loop runs for every posting
                 try:
                     entry.ids.append(doc_id)
