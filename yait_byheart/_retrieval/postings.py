@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from contextlib import contextmanager
 from itertools import accumulate, chain, compress, pairwise, repeat
 from operator import itemgetter, rshift
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from .codec import U32, u32_array, u32_bytes
 
@@ -166,9 +166,6 @@ class Band:
 
 
 EMPTY = Postings(array("H"), array("B"), 0)  # `holding` of a term none holds: never changed
-# The value of a loaded term whose postings are still in the loaded arrays (`Packed`): never
-# changed, never handed out.
-_PACKED = Postings(array("H"), array("B"), 0)
 _TF_ONE = array("B", (1,))  # copied as the counts of a term new to the index, seen once
 _ABSENT = 0xFFFFFFFF  # the length of an id not indexed (see `Inverted._lengths`)
 
@@ -177,25 +174,23 @@ class Packed:
     """The postings of a loaded index's terms not used yet: the loaded arrays, cut into a
     term's `Postings` only when it is first used. A fresh process reopening a conversation
     and composing once uses a few dozen of its thousands of terms (docs/benchmarks.md,
-    "Speed")."""
+    "Speed"). A packed term's value in the index's dict is its number here (an int), so one
+    dict names every term."""
 
-    __slots__ = ("docs", "ends", "tfs", "where")
+    __slots__ = ("docs", "ends", "left", "tfs")
 
-    def __init__(
-        self, terms: list[str], docs: array[int], tfs: array[int], ends: list[int]
-    ) -> None:
+    def __init__(self, docs: array[int], tfs: array[int], ends: list[int], left: int) -> None:
         self.docs, self.tfs, self.ends = docs, tfs, ends
-        self.where = dict(zip(terms, range(len(terms)), strict=True))  # term -> its number
+        self.left = left  # terms still packed
 
-    def size(self, term: str) -> int:
-        """How many documents hold packed `term`."""
-        k = self.where[term]
+    def size(self, k: int) -> int:
+        """How many documents hold packed term number `k`."""
         return self.ends[k] - (self.ends[k - 1] if k else 0)
 
-    def take(self, term: str) -> Postings:
-        """Packed `term`'s postings, as `Inverted.load` would have built them; no longer
-        packed."""
-        k = self.where.pop(term)
+    def take(self, k: int) -> Postings:
+        """Packed term number `k`'s postings, as `Inverted.load` would have built them; it
+        counts as taken."""
+        self.left -= 1
         start, end = self.ends[k - 1] if k else 0, self.ends[k]
         return Postings(self.docs[start:end], self.tfs[start:end], -1)
 
@@ -212,7 +207,8 @@ class Inverted:
     __slots__ = ("_count", "_lengths", "_min_len", "_packed", "_postings", "_top", "_total_len")
 
     def __init__(self) -> None:
-        self._postings: dict[str, Postings] = {}
+        # Each term's postings, or while packed (after `load`) its number in `_packed`.
+        self._postings: dict[str, Postings | int] = {}
         # Each id's length (_ABSENT: not indexed), by id: ids are stretch numbers, dense from
         # 0, and 4 bytes each beat a dict's ~70 (its entry and the id's int object).
         self._lengths: array[int] = array(U32)
@@ -221,8 +217,8 @@ class Inverted:
         self._min_len: int | None = None
         # The largest id ever added: a document above it goes at the end of every list.
         self._top = -1
-        # After `load`, the terms whose postings are still packed (their value in `_postings`
-        # is `_PACKED`: the dict keeps every term in the order an eager load gives).
+        # After `load`, the arrays of the terms still packed (the dict keeps every term in
+        # the order an eager load gives).
         self._packed: Packed | None = None
 
     def __len__(self) -> int:
@@ -248,29 +244,32 @@ class Inverted:
         """`term`'s postings (`EMPTY` if none holds it), taken out of the packed ones if
         need be."""
         entry = self._postings.get(term, EMPTY)
-        return self._unpack(term) if entry is _PACKED else entry
+        return self._unpack(term, entry) if isinstance(entry, int) else entry
 
-    def _unpack(self, term: str) -> Postings:
-        """Packed `term`'s postings, in `_postings` from now on."""
+    def _unpack(self, term: str, k: int) -> Postings:
+        """Packed `term`'s postings (its number `k`), in `_postings` from now on."""
         packed = self._packed
         assert packed is not None
-        entry = self._postings[term] = packed.take(term)
-        if not packed.where:
+        entry = self._postings[term] = packed.take(k)
+        if not packed.left:
             self._packed = None  # every term taken: the loaded arrays can go
         return entry
 
-    def _unpack_all(self, terms: Iterable[str]) -> None:
-        """Each of `terms` packed taken out, before a change touches its postings."""
-        packed = self._packed
-        if packed is not None:  # the terms still packed found in C: every add asks
-            for term in packed.where.keys() & terms:
-                self._unpack(term)
+    def _unpacked(self) -> dict[str, Postings]:
+        """Every term's postings, the packed ones taken out first."""
+        postings = self._postings
+        if self._packed is not None:
+            for term, k in list(postings.items()):
+                if isinstance(k, int):
+                    self._unpack(term, k)
+        return cast(dict[str, Postings], postings)
 
     def _df(self, term: str) -> int:
         """How many documents hold indexed `term`."""
         entry = self._postings[term]
-        if entry is _PACKED and self._packed is not None:
-            return self._packed.size(term)
+        if isinstance(entry, int):
+            assert self._packed is not None
+            return self._packed.size(entry)
         return len(entry.ids)
 
     def _admit(self, doc_id: int, counts: Mapping[str, int]) -> int:
@@ -340,8 +339,8 @@ class Inverted:
         if _fits_a_byte(tfs):
             tfs = _narrow(tfs, "B")
         ends = list(map(rshift, accumulate(map(len, lists.values())), repeat(1)))
-        self._postings = dict.fromkeys(lists, _PACKED)
-        self._packed = Packed(list(lists), docs, tfs, ends)
+        self._postings = dict(zip(lists, range(len(ends)), strict=True))
+        self._packed = Packed(docs, tfs, ends, len(ends))
 
     def add(self, doc_id: int, counts: Mapping[str, int]) -> None:
         """Index a document, given its term counts, under `doc_id` (not indexed already)."""
@@ -359,8 +358,8 @@ class Inverted:
                 tfs = _TF_ONE.__copy__() if tf == 1 else _first_tf(tf)
                 postings[term] = Postings(first_id.__copy__(), tfs, tf)
                 continue
-            if entry is _PACKED:  # taken out here, not by a pass over `counts` before the loop
-                entry = self._unpack(term)
+            if isinstance(entry, int):  # packed: taken out here, where add meets it
+                entry = self._unpack(term, entry)
             if last:  # Postings.append inlined: this loop runs for every posting
                 try:
                     entry.ids.append(doc_id)
@@ -396,13 +395,13 @@ class Inverted:
         self._count -= 1
         self._total_len -= length
         self._min_len = None
-        if self._packed is not None:
-            self._unpack_all(counts)
         postings = self._postings
         for term in counts:
             entry = postings.get(term)
             if entry is None:
                 continue
+            if isinstance(entry, int):
+                entry = self._unpack(term, entry)
             tf = entry.pop(doc_id)
             if not entry.ids:
                 del postings[term]
@@ -427,12 +426,11 @@ class Inverted:
             >>> dict(Inverted.load(index.dump()).holding("oven"))
             {3: 2}
         """
-        if self._packed is not None:
-            self._unpack_all(list(self._packed.where))
-        terms = list(self._postings)
+        every = self._unpacked()
+        terms = list(every)
         if any("\n" in t for t in terms):
             raise ValueError("Index.dump: a term contains a newline; terms are single words")
-        postings = self._postings.values()
+        postings = every.values()
         table = "\n".join(terms).encode()
         n_postings = sum(map(len, postings))
         ids = self.ids()
@@ -492,12 +490,13 @@ class Inverted:
         if _fits_a_byte(tfs):
             tfs = _narrow(tfs, "B")
         # Every term, in order; its postings cut from the arrays when first used (`Packed`).
-        index._postings = dict.fromkeys(terms, _PACKED)
-        index._packed = Packed(terms, docs, tfs, list(accumulate(sizes)))
+        index._postings = dict(zip(terms, range(n_terms), strict=True))
+        # (damaged bytes may name a term twice: the dict then holds fewer)
+        index._packed = Packed(docs, tfs, list(accumulate(sizes)), len(index._postings))
         if magic == _DUMP_UNSORTED:  # kept in the order it was built: sorted now, and checked
-            index._unpack_all(terms)
-            for term, entry in index._postings.items():
-                index._postings[term] = _sorted(entry)
+            every = index._unpacked()
+            for term, entry in every.items():
+                every[term] = _sorted(entry)
         return index
 
     def _shortest(self) -> int:
