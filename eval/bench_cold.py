@@ -19,9 +19,9 @@ once, timing that open and compose inside the process (its interpreter start and
 printed apart). The first of them is the first reopen right after the conversation was
 written; the median of the later ones is what each later request pays. The same again for a
 writer process that ends without closing its store (closed at its exit, which writes the index
-snapshot) and for a writer that is still running with its store open (no snapshot covers what
-it appended since it opened: the first reopen indexes it and stores one). Judged against 15 ms,
-the first two.
+snapshot), for requests that each append an exchange and close the store, and for a writer
+that is still running with its store open (no snapshot covers what it appended since it
+opened: the first reopen indexes it and stores one). Judged against 15 ms, all but the last.
 """
 
 from __future__ import annotations
