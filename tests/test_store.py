@@ -577,9 +577,10 @@ def test_closing_refreshes_the_snapshot_of_a_grown_conversation(
 
 
 # A writer process that appends and ends without closing its store: with `hang`, a daemon
-# thread is inside a call (holding the Memory's lock) when the process ends.
+# thread is inside a call (holding the Memory's lock) when the process ends; with `fork`, a
+# forked child ends first (it inherited the store: closing it is the parent's business).
 UNCLOSED_WRITER = """
-import sys, threading, time
+import os, sqlite3, sys, threading, time
 from yait_byheart import store as store_module
 store_module.SNAPSHOT_EVERY = 5
 store = store_module.SQLiteStore(sys.argv[1])
@@ -594,16 +595,26 @@ if sys.argv[2] == "hang":
             time.sleep(3600)
     threading.Thread(target=hold, daemon=True).start()
     held.wait()
+if sys.argv[2] == "fork":
+    child = os.fork()
+    if child == 0:
+        sys.exit(0)  # an ordinary exit: atexit handlers run
+    os.waitpid(child, 0)
+    (n,) = sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM snapshots").fetchone()
+    assert n == 0, "the forked child wrote a snapshot through its parent's connection"
 print(mem.stretch_count)
 """
 
 
-@pytest.mark.parametrize("hang", [False, True], ids=["idle", "daemon-thread-in-a-call"])
+@pytest.mark.parametrize("how", ["idle", "hang", "fork"])
 def test_a_process_that_ends_without_closing_its_store_leaves_a_snapshot(
-    tmp_path: Path, hang: bool
+    tmp_path: Path, how: str
 ) -> None:
+    if how == "fork" and not hasattr(os, "fork"):
+        pytest.skip("no os.fork here")
     path = str(tmp_path / "chats.db")
-    args = [sys.executable, "-c", UNCLOSED_WRITER, path, "hang" if hang else "idle"]
+    hang = how == "hang"
+    args = [sys.executable, "-c", UNCLOSED_WRITER, path, how]
     out = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True)
     stretches = int(out.stdout)
     with SQLiteStore(path) as store:

@@ -236,6 +236,7 @@ class _Store(StoreCore):
         super().__init__()
         self._journals: weakref.WeakSet[Journal] = weakref.WeakSet()
         self._recaller = Recaller()
+        self._pid = os.getpid()  # a forked child must not close its parent's connection
         _UNCLOSED.add(self)
 
     # -- public interface ---------------------------------------------------------------------
@@ -638,9 +639,11 @@ def _close_at_exit() -> None:
     # holding a Memory's lock, and waiting for it could hang the exit: then nothing is done.
     if threading.active_count() > 1:
         return
+    pid = os.getpid()
     for store in list(_UNCLOSED):
-        with contextlib.suppress(Exception):  # a cache: the exit must not fail for it
-            store.close()
+        if store._pid == pid:  # a store a forked child inherited is its parent's to close
+            with contextlib.suppress(Exception):  # a cache: the exit must not fail for it
+                store.close()
 
 
 class SQLiteStore(_Store):
