@@ -264,6 +264,21 @@ class Inverted:
                     self._unpack(term, k)
         return cast(dict[str, Postings], postings)
 
+    def group_long_lists(self, least: int) -> None:
+        """Group each list of at least `least` documents by tf and document length now (see
+        `banded`), not when its term is first asked for.
+
+        >>> index = Inverted()
+        >>> for i in range(3):
+        ...     index.add(i, {"oven": 1, f"w{i}": 1})
+        >>> index = Inverted.load(index.dump())  # its lists packed until used
+        >>> index.group_long_lists(3)
+        >>> index.holding("oven").bands is not None, index.holding("w1").bands is None
+        (True, True)
+        """
+        for term in [t for t in self._postings if self._df(t) >= least]:
+            banded(self._entry(term), self._lengths)
+
     def _df(self, term: str) -> int:
         """How many documents hold indexed `term`."""
         entry = self._postings[term]

@@ -229,12 +229,7 @@ class UserIndex:
             return
         self.warmed = len(self.index)
         for index in (self.index, self.user_index):
-            # Index has no public way to list its terms; `_postings` is its term -> list map.
-            long = [
-                t for t, e in index._postings.items() if len(e) >= WARM_FROM and e.bands is None
-            ]
-            for term in long:
-                index.head([term], 1)
+            index.group_long_lists(WARM_FROM)
 
     def _drop(self, conv: Conv) -> None:
         alive = self.docs.alive
