@@ -6,6 +6,7 @@ which turns "no server" into a failure instead of a skip; CI=true does the same)
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import signal
@@ -574,6 +575,23 @@ def test_closing_refreshes_the_snapshot_of_a_grown_conversation(
         loaded = Memory.from_dict(store.export("c"), index_snapshot=snapshot)
         assert loaded.snapshot_stretches == reference.stretch_count
         assert store.open("c").compose("pricing") == reference.compose("pricing")
+
+
+def test_a_store_opened_per_request_keeps_its_snapshot_close_to_the_rows(
+    backend: Backend,
+) -> None:
+    # Each request opens the store, appends an exchange and closes it. The snapshot is written
+    # again once it lacks about sqrt(2n) of n stretches, not 1,000: a reopening indexes little.
+    lacking = []
+    for k in range(0, 160, 2):
+        with backend.store() as store:
+            mem = store.open("c", budget=BUDGET)
+            for role, text in SCRIPT[k % len(SCRIPT) : k % len(SCRIPT) + 2]:
+                mem.append(role, f"{text} ({k})", when=WHEN)
+            if k % 20 == 0:
+                lacking.append((mem.stretch_count - mem.snapshot_stretches, mem.stretch_count))
+    assert lacking[-1][1] > 100  # enough stretches that 1,000 would never have been reached
+    assert all(0 <= gap <= math.isqrt(2 * n) + 2 for gap, n in lacking[1:])
 
 
 # A writer process that appends and ends without closing its store: with `hang`, a daemon
