@@ -93,10 +93,11 @@ def shared() -> DiskEmbed:
 
 
 class HybridMiniLM(Hybrid):
-    """`Hybrid` with MiniLM and its default weight, as the harness builds retrievers: no args."""
+    """`Hybrid` with MiniLM, its default weight unless one is given (`--retriever
+    hybrid-minilm@1`, or `--hybrid-weights` for LongMemEval)."""
 
-    def __init__(self) -> None:
-        super().__init__(shared())
+    def __init__(self, weight: float | None = None) -> None:
+        super().__init__(shared(), **({} if weight is None else {"weight": weight}))
 
 
 class EntriesMiniLM:
@@ -147,13 +148,6 @@ class EntriesMiniLM:
     def rank(self, query: str) -> list[int]:
         found = self.scores(query)
         return sorted(found, key=lambda u: (-found[u], u))
-
-
-class HybridMiniLMSum(Hybrid):
-    """The same with weight 1: Fox and Shaw's CombSUM unweighted (for comparison)."""
-
-    def __init__(self) -> None:
-        super().__init__(shared(), weight=1.0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -244,3 +244,53 @@ def test_across_stores_sessions_as_conversations_and_recalls_the_evidence(
     assert across["q1"]["turn_recall"] == 1.0 and across["q2"]["turn_recall"] == 1.0
     # Only the admitted passages count: the filler sessions are not sent.
     assert all(r["chars"] <= 2 * 600 for r in across.values())
+
+
+def test_hybrid_weights_run_one_system_each_and_the_best_per_question(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import functools
+
+    import eval.locomo.systems as locomo_systems
+    from eval.semantic import TrigramEmbed
+    from yait_byheart.semantic import Hybrid
+
+    def load(spec: str) -> tuple[Any, str]:  # MiniLM's stand-in: no model to load
+        weight = float(spec.partition("@")[2])
+        return functools.partial(Hybrid, TrigramEmbed(), weight=weight), spec
+
+    monkeypatch.setattr(cli, "HYBRID_NEEDS", ())
+    monkeypatch.setattr(locomo_systems, "load_retriever", load)
+    args = ("--budgets", "600", "--no-live", "--systems", "hybrid-minilm")
+    result = _run(path, tmp_path, *args, "--hybrid-weights", "0", "2")
+    names = ["hybrid-minilm@0", "hybrid-minilm@2"]
+    assert result["meta"]["systems"] == [*names, cli.ORACLE]
+    by = {(r["system"], r["question_id"]): r["turn_recall"] for r in result["records"]}
+    questions = {q for _, q in by}
+    for q in questions:
+        assert by[(cli.ORACLE, q)] == max(by[(name, q)] for name in names)
+
+
+def test_best_per_question_keeps_the_first_best_record_relabelled() -> None:
+    rows = [
+        {"question_id": "a", "budget": 1, "system": "x", "turn_recall": 0.5},
+        {"question_id": "a", "budget": 1, "system": "y", "turn_recall": 1.0},
+        {"question_id": "a", "budget": 2, "system": "x", "turn_recall": 1.0},
+        {"question_id": "a", "budget": 2, "system": "y", "turn_recall": 1.0},
+        {"question_id": "a", "budget": 2, "system": "z", "turn_recall": 1.0},
+    ]
+    best = cli.best_per_question(rows, ["x", "y"])
+    assert [(r["budget"], r["turn_recall"], r["system"]) for r in best] == [
+        (1, 1.0, cli.ORACLE),
+        (2, 1.0, cli.ORACLE),
+    ]
+    assert rows[1]["system"] == "y"  # the records themselves are left as they were
+
+
+def test_a_negative_hybrid_weight_is_refused_by_the_parser(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--data", str(path), "--hybrid-weights", "-1"])
+    assert exit_info.value.code == 2
+    assert "expected a weight >= 0, got '-1'" in capsys.readouterr().err

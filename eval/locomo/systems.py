@@ -8,6 +8,7 @@ must stay within the budget.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -224,7 +225,18 @@ REGISTERED = {"hybrid-minilm": "eval.minilm:HybridMiniLM"}
 
 def load_retriever(spec: str) -> tuple[Callable[[], Any], str]:
     """``module:Class`` or a name in ``REGISTERED`` -> (factory, short name); the class needs
-    ``fit(docs)``, ``rank(query)``."""
+    ``fit(docs)``, ``rank(query)``. ``NAME@WEIGHT`` (``hybrid-minilm@1``): a registered
+    retriever with that fusion weight instead of its own."""
+    name, at, weight = spec.partition("@")
+    if at and name in REGISTERED:
+        try:
+            value = float(weight)
+        except ValueError:
+            value = -1.0
+        if not value >= 0:
+            raise ValueError(f"--retriever {spec}: the weight after @ must be a number >= 0")
+        factory, _ = load_retriever(name)
+        return functools.partial(factory, weight=value), spec
     if spec in REGISTERED:
         factory, _ = load_retriever(REGISTERED[spec])
         return factory, spec

@@ -54,6 +54,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _weight(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a weight >= 0, got {text!r}")
+    return value
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
     p.add_argument(
@@ -106,6 +116,15 @@ def parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="a yait_byheart.Tuning field for byheart (repeatable), e.g. cut_over=0",
     )
+    p.add_argument(
+        "--hybrid-weights",
+        type=_weight,
+        nargs="+",
+        default=None,
+        metavar="W",
+        help="run the hybrid systems once per fusion weight (named hybrid-minilm@W), and "
+        "add the best of them per question: a ceiling that knows the evidence",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
 
@@ -118,9 +137,11 @@ def missing_data_line(path: Path) -> str:
 
 
 def runners(
-    wanted: Sequence[str], live: bool, tuning: Tuning | None = None
-) -> tuple[dict[str, systems.Runner], list[str]]:
-    """The systems to run, in SYSTEMS order, and a note for each one left out."""
+    wanted: Sequence[str], live: bool, tuning: Tuning | None = None,
+    weights: Sequence[float] | None = None,
+) -> tuple[dict[str, systems.Runner], list[str]]:  # fmt: skip
+    """The systems to run, in SYSTEMS order, and a note for each one left out; a hybrid
+    system once per weight of `weights` (None: the retriever's own)."""
     chosen: dict[str, systems.Runner] = {}
     notes: list[str] = []
     for name in SYSTEMS:
@@ -140,10 +161,28 @@ def runners(
         else:
             from eval.locomo.systems import load_retriever
 
-            factory, _ = load_retriever("hybrid-minilm")
             replay = systems.byheart_live if name.endswith("-live") else systems.byheart_fresh
-            chosen[name] = functools.partial(replay, retriever=factory, tuning=tuning)
+            for weight in [None] if weights is None else weights:
+                label = name if weight is None else f"{name}@{weight:g}"
+                factory, _ = load_retriever(label.replace("-live", ""))
+                chosen[label] = functools.partial(replay, retriever=factory, tuning=tuning)
     return chosen, notes
+
+
+ORACLE = "best weight (oracle)"
+
+
+def best_per_question(records: Sequence[Record], names: Sequence[str]) -> list[Record]:
+    """For each question and budget, the record of `names` with the highest turn recall (the
+    first on a tie), relabelled `ORACLE`: what choosing the fusion weight per question could
+    reach if it knew the evidence, an upper bound for any rule that chooses it."""
+    best: dict[tuple[str, int], Record] = {}
+    for r in records:
+        if r["system"] in names:
+            key = (r["question_id"], r["budget"])
+            if key not in best or r["turn_recall"] > best[key]["turn_recall"]:
+                best[key] = r
+    return [{**r, "system": ORACLE} for r in best.values()]
 
 
 def record(question: Question, budget: int, system: str, outcome: systems.Outcome) -> Record:
@@ -283,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TypeError, ValueError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    run, notes = runners(args.systems, live=not args.no_live, tuning=tuning)
+    run, notes = runners(args.systems, not args.no_live, tuning, args.hybrid_weights)
     if args.across:
         from eval.longmemeval.across import byheart_across
 
@@ -311,6 +350,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
                 flush=True,
             )
+    weighted = [name for name in run if "@" in name and not name.endswith("-live")]
+    if len(weighted) > 1:
+        records += best_per_question(records, weighted)
+    shown = [*run, *([ORACLE] if len(weighted) > 1 else [])]
     print(
         "types: "
         + ", ".join(
@@ -324,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             name: summary(
                 [r for r in records if (r["budget"], r["system"]) == (budget, name)], types
             )
-            for name in run
+            for name in shown
         }
         if run:
             print()
@@ -337,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "data": str(args.data),
             "questions": len(chosen),
             "budgets": budgets,
-            "systems": list(run),
+            "systems": shown,
             "notes": notes,
             "seconds": round(seconds, 2),
         }
