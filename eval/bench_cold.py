@@ -264,11 +264,14 @@ def child(path: str, question: str, profiled: bool) -> int:
         if profiled:
             profile.enable()
         mem = store.open("c")
-        mem.compose(question)
+        sent = mem.compose(question)
         profile.disable()
         t1, c1 = time.perf_counter(), time.process_time()
+    # What the time went to beside the history: the characters sent (a kept sticky context
+    # may be larger than a fresh one) and the stretches the stored snapshot lacked.
     out: dict[str, Any] = {"ms": (t1 - t0) * 1e3, "cpu_ms": (c1 - c0) * 1e3,
-                           "import_ms": (imported - started) * 1e3}  # fmt: skip
+                           "import_ms": (imported - started) * 1e3, "chars": sent["chars"],
+                           "lacking": mem.stretch_count - mem.snapshot_stretches}  # fmt: skip
     if profiled:
         out = {"shares": shares(profile, STAGES, STAGE_TOTALS)}
     print(json.dumps(out))
@@ -316,9 +319,11 @@ def per_request(history: History, requests: int, writer: str, profiled: bool) ->
 def show(label: str, run: dict[str, Any]) -> str:
     first, later = run["first"], run["later"]
     return (
-        f"{label}: first reopen {first['ms']:.1f} ms ({first['cpu_ms']:.1f} ms CPU), later "
-        f"reopens {later['ms']:.1f} ms ({later['cpu_ms']:.1f} ms CPU), medians; imports "
-        f"{later['import_ms']:.0f} ms apart"
+        f"{label}: first reopen {first['ms']:.1f} ms ({first['cpu_ms']:.1f} ms CPU; "
+        f"{first['chars']:,.0f} chars sent, {first['lacking']:.0f} stretches indexed), later "
+        f"reopens {later['ms']:.1f} ms ({later['cpu_ms']:.1f} ms CPU; {later['chars']:,.0f} "
+        f"chars, {later['lacking']:.0f} indexed), medians; imports {later['import_ms']:.0f} ms "
+        "apart"
     )
 
 
