@@ -30,6 +30,6 @@ def test_a_registered_retriever_takes_a_weight_after_an_at_sign() -> None:
 
 
 def test_a_weight_that_is_no_number_names_the_option() -> None:
-    for spec in ("hybrid-minilm@x", "hybrid-minilm@-1"):
+    for spec in ("hybrid-minilm@x", "hybrid-minilm@-1", "hybrid-minilm@inf"):
         with pytest.raises(ValueError, match=r"--retriever .*: the weight after @ must be"):
             load_retriever(spec)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -223,17 +224,27 @@ class Byheart:
 REGISTERED = {"hybrid-minilm": "eval.minilm:HybridMiniLM"}
 
 
+def fusion_weight(text: str) -> float | None:
+    """`text` as a retriever's fusion weight (a finite number >= 0), or None if it is not one.
+
+    >>> [fusion_weight(t) for t in ("0.5", "-1", "nan", "inf", "x")]
+    [0.5, None, None, None, None]
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 <= value < math.inf else None
+
+
 def load_retriever(spec: str) -> tuple[Callable[[], Any], str]:
     """``module:Class`` or a name in ``REGISTERED`` -> (factory, short name); the class needs
     ``fit(docs)``, ``rank(query)``. ``NAME@WEIGHT`` (``hybrid-minilm@1``): a registered
     retriever with that fusion weight instead of its own."""
     name, at, weight = spec.partition("@")
     if at and name in REGISTERED:
-        try:
-            value = float(weight)
-        except ValueError:
-            value = -1.0
-        if not value >= 0:
+        value = fusion_weight(weight)
+        if value is None:
             raise ValueError(f"--retriever {spec}: the weight after @ must be a number >= 0")
         factory, _ = load_retriever(name)
         return functools.partial(factory, weight=value), spec

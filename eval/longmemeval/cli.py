@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.locomo.metrics import evidence_recall, mean
+from eval.locomo.systems import fusion_weight
 from eval.longmemeval import data, systems
 from eval.longmemeval.data import Question
 from eval.tunings import tuning_of
@@ -55,11 +56,8 @@ def _positive(text: str) -> int:
 
 
 def _weight(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
+    value = fusion_weight(text)
+    if value is None:
         raise argparse.ArgumentTypeError(f"expected a weight >= 0, got {text!r}")
     return value
 
