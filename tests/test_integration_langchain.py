@@ -289,7 +289,7 @@ def test_clear_on_a_plain_memory_redacts_every_turn() -> None:
 
 @pytest.mark.parametrize("bad", [None, "memory", {"messages": []}])
 def test_trimmer_needs_a_memory_or_history(bad: Any) -> None:
-    with pytest.raises(TypeError, match=r"byheart_trimmer\(memory_or_history\): pass a"):
+    with pytest.raises(TypeError, match=r"byheart_trimmer\(source\): pass a"):
         byheart_trimmer(bad)
 
 

@@ -164,7 +164,7 @@ def test_a_long_conversation_is_composed_within_the_limit_every_call() -> None:
 
 
 def test_the_middleware_refuses_what_it_cannot_compose_from() -> None:
-    with pytest.raises(TypeError, match=r"ByheartMiddleware\(memory_or_history\): pass a"):
+    with pytest.raises(TypeError, match=r"ByheartMiddleware\(source\): pass a"):
         ByheartMiddleware("not a memory")
 
 

@@ -150,6 +150,9 @@ class Memory:
         self._fits: dict[str, Any] | None = None  # what the kept context was chosen for
         self._snapshot_stretches = 0
         self._redacted_here = False  # a turn was blanked since this Memory was built
+        # Turns blanked by any writer: what tells a cache of the turns (an integration's) to
+        # read them again.
+        self._blanked = 0
 
     def __len__(self) -> int:
         return len(self._conv)
@@ -299,6 +302,7 @@ class Memory:
 
     def _blank(self, index: int, new: Turn) -> None:
         self._redacted_here = True
+        self._blanked += 1
         touched = self._conv.touched_by(index)
         self._ranker.forget(touched)
         self._conv.blank(index, new)

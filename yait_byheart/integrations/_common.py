@@ -14,11 +14,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote, unquote
 
+from .._turns.render import Turn
 from ..memory import Memory
 
 __all__ = [
     "ModelInput",
     "Seen",
+    "TurnItems",
+    "catch_up",
     "check_source",
     "check_store",
     "clear_memory",
@@ -97,50 +100,110 @@ def clear_memory(
     return memory
 
 
-def stored_messages(memory: Memory) -> list[dict[str, Any] | None]:
-    """Each turn of ``memory`` as a neutral message with its ``item`` if it has one (None for
-    a redacted turn), read from ``Memory.to_dict()``: how the integrations rebuild a
-    conversation reopened from a store."""
-    out: list[dict[str, Any] | None] = []
-    for turn in memory.to_dict()["turns"]:
-        if turn.get("redacted"):
-            out.append(None)
-            continue
-        parts: list[dict[str, Any]] = [dict(p) for p in turn.get("tools", ())]
-        if turn["text"]:
-            text = {"type": "text", "text": turn["text"]}
-            parts = [*parts, text] if turn["role"] == "user" else [text, *parts]
-        message: dict[str, Any] = {"role": turn["role"], "parts": parts}
-        if "item" in turn:
-            message["item"] = turn["item"]
-        out.append(message if parts or "item" in message else None)
-    return out
+def stored_messages(memory: Memory, start: int = 0) -> list[dict[str, Any] | None]:
+    """Each turn of ``memory`` from ``start`` on as a neutral message with its ``item`` if it
+    has one (None for a redacted turn): how the integrations rebuild a conversation reopened
+    from a store, or read the turns another handle stored."""
+    with memory._lock:
+        turns = memory._conv.turns[start:]
+    return [_neutral_turn(turn) for turn in turns]
+
+
+def _neutral_turn(turn: Turn) -> dict[str, Any] | None:
+    if turn.redacted:
+        return None
+    parts: list[dict[str, Any]] = [dict(p) for p in turn.tools]
+    if turn.text:
+        text = {"type": "text", "text": turn.text}
+        parts = [*parts, text] if turn.role == "user" else [text, *parts]
+    message: dict[str, Any] = {"role": turn.role, "parts": parts}
+    if turn.item is not None:
+        message["item"] = turn.item
+    return message if parts or "item" in message else None
 
 
 def stored_items(
     memory: Memory, tag: str, load: Callable[[Any], T],
-    from_parts: Callable[[dict[str, Any]], list[T]],
+    from_parts: Callable[[dict[str, Any]], list[T]], start: int = 0,
+    local: Mapping[int, list[T]] | None = None,
 ) -> tuple[list[T], list[int]]:  # fmt: skip
-    """The framework items ``memory`` holds, oldest first, and the turn holding each.
+    """The framework items ``memory``'s turns from ``start`` on hold, oldest first, and the
+    turn holding each.
 
     A turn filed by this framework (its item is ``{tag: [dumped item, ...]}``) gives back
-    exactly its items (``load`` undoes the dump); any other turn with parts (plain
-    ``append_message``, another framework) is converted by ``from_parts``; another
-    framework's item-only turn gives nothing.
+    exactly its items (``local[turn]`` if given: the objects this process filed, else
+    ``load`` undoing each dump); any other turn with parts (plain ``append_message``,
+    another framework) is converted by ``from_parts``; another framework's item-only turn
+    gives nothing.
     """
     items: list[T] = []
     turns: list[int] = []
-    for index, message in enumerate(stored_messages(memory)):
+    for index, message in enumerate(stored_messages(memory, start), start):
         if message is None:
             continue
         kept = message.get("item")
-        if isinstance(kept, dict) and isinstance(kept.get(tag), list):
+        if local is not None and index in local:
+            got = list(local[index])
+        elif isinstance(kept, dict) and isinstance(kept.get(tag), list):
             got = [load(raw) for raw in kept[tag]]
         else:
             got = from_parts(message) if message["parts"] else []
         items += got
         turns += [index] * len(got)
     return items, turns
+
+
+def catch_up(memory: Memory) -> None:
+    """Apply to ``memory`` what other handles and processes stored in its conversation (a
+    store's; one query when nothing changed); StoreConflictError if it was deleted."""
+    with memory._lock:
+        memory._follow()
+
+
+class TurnItems(Generic[T]):
+    """A framework's items of one Memory's turns, as an integration hands them back, true to
+    the store on every read.
+
+    ``read`` first catches up with what other handles and processes stored (``catch_up``),
+    then converts only the turns it has not converted yet; a turn blanked since, by any
+    writer, makes it convert every turn again. Items filed through ``filed`` are handed back
+    as the objects given, not reloaded from their JSON form.
+    """
+
+    def __init__(
+        self, memory: Memory, tag: str, load: Callable[[Any], T],
+        from_parts: Callable[[dict[str, Any]], list[T]],
+    ) -> None:  # fmt: skip
+        self.memory = memory
+        self._convert = (tag, load, from_parts)
+        self._local: dict[int, list[T]] = {}
+        self._items: list[T] = []
+        self._turns: list[int] = []
+        self._known = 0  # turns converted
+        self._blanked = memory._blanked  # the Memory's count of blanked turns, as converted
+
+    def read(self) -> tuple[list[T], list[int]]:
+        """Every item and the turn holding each, after catching up (the lists are this
+        object's: copy before changing them)."""
+        memory = self.memory
+        with memory._lock:
+            catch_up(memory)
+            if memory._blanked != self._blanked:
+                self._items, self._turns, self._known = [], [], 0
+                self._blanked = memory._blanked
+            if len(memory) > self._known:
+                tag, load, from_parts = self._convert
+                items, turns = stored_items(memory, tag, load, from_parts, self._known, self._local)
+                self._items += items
+                self._turns += turns
+                self._known = len(memory)
+            return self._items, self._turns
+
+    def filed(self, items: Iterable[T], turns: Iterable[int]) -> None:
+        """Items this process filed, and their turns (``file_items``' answer): read back as
+        these objects."""
+        for item, turn in zip(items, turns, strict=True):
+            self._local.setdefault(turn, []).append(item)
 
 
 PartsOf = Callable[[T], "tuple[str, list[dict[str, Any]]] | None"]

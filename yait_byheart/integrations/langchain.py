@@ -30,13 +30,16 @@ from typing import Any
 
 from ..memory import Memory
 from ..providers._neutral import Call, Result, Text, read_messages
+from ..store import StoreConflictError
 from ._common import (
+    TurnItems,
+    catch_up,
     check_source,
     clear_memory,
+    conversation_name,
     file_items,
     lazy_classes,
     open_memory,
-    stored_items,
     stored_messages,
 )
 
@@ -197,26 +200,38 @@ def _make_history_class() -> type:
             self.session_id = session_id
             self._settings = dict(memory_settings)
             self._lock = threading.RLock()
-            self._memory: Memory | None = None
+            self._items: TurnItems[Any] | None = None  # the Memory's messages, read fresh
             self._store: Any = None
-            self._kept: list[Any] = []
 
         @property
         def memory(self) -> Memory:
             """The Memory, its store's conversation opened on first use."""
+            return self._opened().memory
+
+        def _opened(self) -> TurnItems[Any]:
             with self._lock:
-                if self._memory is None:
-                    self._memory, self._store = open_memory(
+                if self._items is None:
+                    memory, self._store = open_memory(
                         self._source, self.session_id, self._settings, CALL
                     )
-                    self._kept, _ = stored_items(self._memory, TAG, _load, _messages_of)
-                return self._memory
+                    self._items = TurnItems(memory, TAG, _load, _messages_of)
+                return self._items
+
+        def _read(self) -> list[Any]:
+            """Every message, caught up with what other handles and processes stored; a
+            conversation another handle deleted (its ``clear``) is opened anew, empty."""
+            with self._lock:
+                try:
+                    return self._opened().read()[0]
+                except StoreConflictError:
+                    if self._store is None:
+                        raise
+                    self._items = None
+                    return self._opened().read()[0]
 
         @property
         def messages(self) -> list[Any]:  # type: ignore[override]
-            with self._lock:
-                _ = self.memory
-                return copy.deepcopy(self._kept)
+            return copy.deepcopy(self._read())
 
         def add_messages(self, messages: Sequence[Any]) -> None:
             """Keep ``messages`` as they are and file their words in the Memory."""
@@ -226,16 +241,15 @@ def _make_history_class() -> type:
             call = "ByheartChatMessageHistory.add_messages"
             dumped = [_dump(m, call) for m in fresh]
             with self._lock:
-                file_items(self.memory, fresh, _parts, dumped, TAG, call)
-                self._kept.extend(fresh)
+                self._read()  # caught up: a conversation deleted elsewhere is reopened first
+                items = self._opened()
+                items.filed(fresh, file_items(items.memory, fresh, _parts, dumped, TAG, call))
 
         def clear(self) -> None:
             """Forget every message; a store's conversation is deleted, a Memory's redacted."""
             with self._lock:
-                self._memory = clear_memory(
-                    self.memory, self._store, self.session_id, self._settings
-                )
-                self._kept = []
+                memory = clear_memory(self.memory, self._store, self.session_id, self._settings)
+                self._items = TurnItems(memory, TAG, _load, _messages_of)
 
         async def aget_messages(self) -> list[Any]:
             return await asyncio.to_thread(lambda: self.messages)
@@ -259,40 +273,51 @@ def _make_middleware_class() -> type:
         """A LangChain v1 agent middleware sending each model call ``Memory.compose()``.
 
         Args:
-            memory_or_history: A [`Memory`][yait_byheart.Memory] (the middleware files each
-                message of the agent's state it has not filed, by message id, before each
-                model call and after it; a Memory opened from a store knows the ids it holds,
-                so a reopened conversation files nothing twice) or a
-                ``ByheartChatMessageHistory`` (which files; the middleware only composes).
+            source: A store (``SQLiteStore``, ``PostgresStore``): one conversation per
+                LangGraph thread (``config["configurable"]["thread_id"]``), opened as
+                ``langgraph/<thread id>`` (created if absent), so one agent serves many
+                threads; a call without a thread id is refused. Or a
+                [`Memory`][yait_byheart.Memory] or a ``ByheartChatMessageHistory`` (which
+                files; the middleware only composes): one conversation, so the middleware
+                serves the first thread it sees and refuses any other.
+            **memory_settings: Memory settings (``budget=``, ...) for a store's new
+                conversations.
 
-        ``create_agent(model, tools, middleware=[ByheartMiddleware(memory)])``: the model gets
-        the composed selection (tool calls with their tool messages, the newest round last),
-        the agent's state keeps every message. ``last_result`` is the latest compose result.
+        The middleware files each message of the agent's state it has not filed, by message
+        id, before each model call and after it; a conversation opened from a store knows
+        the ids it holds, also those another worker filed, so nothing is filed twice.
+        ``create_agent(model, tools, middleware=[ByheartMiddleware(store)],
+        checkpointer=...)``: the model gets the composed selection (tool calls with their
+        tool messages, the newest round last), the agent's state keeps every message.
+        ``last_result`` is the latest compose result, of any thread.
         """
 
-        def __init__(self, memory_or_history: Any) -> None:
+        def __init__(self, source: Any, **memory_settings: Any) -> None:
             super().__init__()
-            self._trimmer = _trimmer_of(memory_or_history, "ByheartMiddleware")
+            self._threads = _Threads(source, memory_settings, "ByheartMiddleware")
 
         @property
         def last_result(self) -> Any:
             """The latest ``Memory.compose`` result sent (log its ``size``, ``stable_upto``)."""
-            return self._trimmer.last_result
+            return self._threads.last_result
 
         def wrap_model_call(self, request: Any, handler: Any) -> Any:
-            return handler(request.override(messages=self._trimmer.compose(request.messages)))
+            trimmer = self._threads.of(_thread_of(request.runtime))
+            return handler(request.override(messages=trimmer.compose(request.messages)))
 
         async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-            composed = await asyncio.to_thread(self._trimmer.compose, request.messages)
+            trimmer = self._threads.of(_thread_of(request.runtime))
+            composed = await asyncio.to_thread(trimmer.compose, request.messages)
             return await handler(request.override(messages=composed))
 
         def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
             # The model's answer is filed at once, so a store holds a run's last answer too.
-            self._trimmer.file_all(state["messages"])
+            self._threads.of(_thread_of(runtime)).file_all(state["messages"])
             return None
 
         async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-            await asyncio.to_thread(self._trimmer.file_all, state["messages"])
+            trimmer = self._threads.of(_thread_of(runtime))
+            await asyncio.to_thread(trimmer.file_all, state["messages"])
             return None
 
     return ByheartMiddleware
@@ -315,13 +340,18 @@ class _Trimmer:
         self.source = source  # the Memory, or the history whose Memory may be replaced on clear
         self.files = files  # False when a ByheartChatMessageHistory files the messages
         self.lock = threading.Lock()
-        self.seen: set[str] | None = None  # the ids filed: read from the Memory on first use
+        self.seen: set[str] = set()  # the ids filed, read from the Memory's turns
+        self.known = 0  # the Memory's turns read for ids
         self.held: list[Any] = []
         self.last_result: Any = None
 
     def file(self, messages: Sequence[Any]) -> None:
-        if self.seen is None:
-            self.seen = _filed_ids(self.source)
+        # Another worker may have filed this conversation's messages (the thread's previous
+        # run): caught up first, so that nothing is filed twice.
+        catch_up(self.source)
+        if len(self.source) > self.known:
+            self.seen |= _filed_ids(self.source, self.known)
+            self.known = len(self.source)
         fresh = []
         for m in messages:
             # By id (LangGraph gives every message one); an id-less message by the object
@@ -359,10 +389,10 @@ class _Trimmer:
         return {"llm_input_messages": out} if state else out
 
 
-def _filed_ids(memory: Memory) -> set[str]:
-    """The ids of the messages ``memory``'s turns hold as filed here (a reopened store)."""
+def _filed_ids(memory: Memory, start: int) -> set[str]:
+    """The ids of the messages ``memory``'s turns from ``start`` on hold as filed here."""
     ids: set[str] = set()
-    for message in stored_messages(memory):
+    for message in stored_messages(memory, start):
         kept = message.get("item") if message is not None else None
         for raw in kept.get(TAG, ()) if isinstance(kept, dict) else ():
             data = raw.get("data") if isinstance(raw, dict) else None
@@ -371,25 +401,104 @@ def _filed_ids(memory: Memory) -> set[str]:
     return ids
 
 
-def _trimmer_of(memory_or_history: Any, call: str) -> _Trimmer:
-    if isinstance(memory_or_history, Memory):
-        return _Trimmer(memory_or_history, files=True)
-    if isinstance(getattr(memory_or_history, "memory", None), Memory):
-        return _Trimmer(memory_or_history, files=False)
-    raise TypeError(
-        f"{call}(memory_or_history): pass a yait_byheart.Memory or a "
-        f"ByheartChatMessageHistory, got {type(memory_or_history).__name__}"
+def _thread_of(runtime: Any) -> str | None:
+    """The LangGraph thread id of the run ``runtime`` belongs to (None: the run has none)."""
+    thread = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
+    if thread is None:  # no checkpointer: the id, if any, is still in the run's config
+        from langgraph.config import get_config
+
+        try:
+            thread = (get_config().get("configurable") or {}).get("thread_id")
+        except RuntimeError:  # called outside a run
+            return None
+    return None if thread is None else str(thread)
+
+
+_UNBOUND = object()
+
+
+class _Threads:
+    """The trimmer of each LangGraph thread: a store's conversation per thread id, or the one
+    Memory (or history) given, bound to the first thread it serves."""
+
+    def __init__(self, source: Any, settings: dict[str, Any], call: str) -> None:
+        self.call = call
+        self.store = source if _is_store(source) else None
+        if self.store is None and not _composes_from(source):
+            raise TypeError(
+                f"{call}(source): pass a store (SQLiteStore, PostgresStore), a "
+                f"yait_byheart.Memory or a ByheartChatMessageHistory, got {type(source).__name__}"
+            )
+        self.settings = settings
+        # A history files its messages itself: a trimmer on one only composes.
+        files = isinstance(source, Memory)
+        self.one = None if self.store is not None else _Trimmer(source, files=files)
+        if self.one is not None and settings:
+            raise TypeError(
+                f"{call}: Memory settings ({', '.join(settings)}) apply only when a store is "
+                "given; set them on the Memory you pass"
+            )
+        self.bound: object = _UNBOUND  # the thread the one Memory serves
+        self.by_thread: dict[str, _Trimmer] = {}
+        self.lock = threading.Lock()
+        self.last: _Trimmer | None = None
+
+    @property
+    def last_result(self) -> Any:
+        return None if self.last is None else self.last.last_result
+
+    def of(self, thread: str | None) -> _Trimmer:
+        """The trimmer of ``thread``; ValueError where that would mix two threads."""
+        with self.lock:
+            self.last = self.one if self.one is not None else self._opened(thread)
+            if self.one is not None:
+                self.bound = thread if self.bound is _UNBOUND else self.bound
+                if self.bound != thread:
+                    raise ValueError(
+                        f"{self.call}: thread {thread!r} called a middleware whose Memory "
+                        f"holds the conversation of thread {self.bound!r}; one Memory holds one "
+                        f"conversation, so one thread's words would reach another. Pass a "
+                        f"store, {self.call}(store), for one conversation per thread id, or "
+                        f"make one middleware (and agent) per thread"
+                    )
+            return self.last
+
+    def _opened(self, thread: str | None) -> _Trimmer:
+        if thread is None:
+            raise ValueError(
+                f"{self.call}: the run has no thread id, and a store-backed middleware keeps "
+                "one conversation per thread; pass config={'configurable': {'thread_id': "
+                "...}} to invoke (and a checkpointer to create_agent), or give the "
+                "middleware a Memory for one conversation"
+            )
+        if thread not in self.by_thread:
+            name = conversation_name("langgraph", thread)
+            memory = self.store.open(name, **self.settings)  # type: ignore[union-attr]
+            self.by_thread[thread] = _Trimmer(memory, files=True)
+        return self.by_thread[thread]
+
+
+def _is_store(source: Any) -> bool:
+    return callable(getattr(source, "open", None)) and callable(
+        getattr(source, "conversations", None)
     )
 
 
-def byheart_trimmer(memory_or_history: Any) -> Any:
+def _composes_from(source: Any) -> bool:
+    return isinstance(source, Memory) or isinstance(getattr(source, "memory", None), Memory)
+
+
+def byheart_trimmer(source: Any, **memory_settings: Any) -> Any:
     """A runnable sending the model ``Memory.compose()`` instead of the whole history.
 
     Args:
-        memory_or_history: A [`Memory`][yait_byheart.Memory] (the runnable files each message
-            it has not seen, by message id (an id-less message by identity), then composes)
-            or a ``ByheartChatMessageHistory`` (which files; the runnable only composes from
-            its Memory).
+        source: As ``ByheartMiddleware`` takes it: a store (one conversation per LangGraph
+            thread id, ``langgraph/<thread id>``; a run without one is refused), or a
+            [`Memory`][yait_byheart.Memory] or ``ByheartChatMessageHistory`` (one
+            conversation: the first thread the runnable serves, any other refused). The
+            runnable files each message it has not seen, by message id (an id-less message
+            by identity), then composes; given a history it only composes from its Memory.
+        **memory_settings: Memory settings for a store's new conversations.
 
     Returns:
         A ``RunnableLambda``: messages in, composed messages out; a LangGraph state in,
@@ -398,7 +507,12 @@ def byheart_trimmer(memory_or_history: Any) -> Any:
     """
     from langchain_core.runnables import RunnableLambda
 
-    trimmer = _trimmer_of(memory_or_history, "byheart_trimmer")
-    runnable = RunnableLambda(trimmer, name="byheart_trimmer")
-    runnable.trimmer = trimmer  # type: ignore[attr-defined]
+    threads = _Threads(source, memory_settings, "byheart_trimmer")
+
+    def trim(value: Any, config: Any) -> Any:
+        thread = ((config or {}).get("configurable") or {}).get("thread_id")
+        return threads.of(None if thread is None else str(thread))(value)
+
+    runnable = RunnableLambda(trim, name="byheart_trimmer")
+    runnable.trimmer = threads  # type: ignore[attr-defined]
     return runnable
