@@ -228,3 +228,94 @@ def test_random_histories_are_sent_sendable_within_the_limit_with_the_agents_blo
             and last not in middleware.last_result["partial"]
         ):
             assert sent[-1] is sofar[-1] and sent[-2] is sofar[-2]
+
+
+# -- several workers and threads on one store ----------------------------------------------
+
+from tests._stores import Stores, stores_fixture  # noqa: E402, F401 (the fixture)
+
+
+def said(text: str, k: int, role: str = "user") -> Any:
+    from strands.types.session import SessionMessage
+
+    return SessionMessage({"role": role, "content": [{"text": text}]}, k)  # type: ignore[arg-type]
+
+
+def new_session(repo: Any, session_id: str = "s1", agent_id: str = "a1") -> None:
+    from strands.types.session import Session, SessionAgent, SessionType
+
+    repo.create_session(Session(session_id, SessionType.AGENT))
+    repo.create_agent(session_id, SessionAgent(agent_id, {}, {}))
+
+
+def texts(repo: Any, session_id: str = "s1", agent_id: str = "a1") -> list[str]:
+    found = repo.list_messages(session_id, agent_id)
+    return [m.message["content"][0]["text"] for m in found]
+
+
+def test_every_read_reflects_another_handles_writes(stores: Stores) -> None:
+    from strands.types.session import SessionAgent
+
+    a = ByheartSessionRepository(stores.open())
+    b = ByheartSessionRepository(stores.open())
+    assert b.read_session("s1") is None
+    new_session(a)
+    assert b.read_session("s1") is not None  # created by the other worker
+    a.create_message("s1", "a1", said("first", 0))
+    assert texts(b) == ["first"]
+    a.create_message("s1", "a1", said("second", 1, "assistant"))
+    assert texts(b) == ["first", "second"]  # 2 of 2, not stale
+    assert b.read_message("s1", "a1", 1).message["content"][0]["text"] == "second"
+    a.update_message("s1", "a1", said("first, redacted", 0))
+    assert texts(b) == ["first, redacted", "second"]
+    a.update_agent("s1", SessionAgent("a1", {"mood": "calm"}, {}))
+    assert b.read_agent("s1", "a1").state == {"mood": "calm"}
+    b.create_message("s1", "a1", said("third", 2))
+    assert texts(a) == ["first, redacted", "second", "third"]
+    assert texts(a) == texts(b)
+
+
+CHILD = """
+import sys
+from strands.types.session import SessionMessage
+from tests._stores import open_store
+from yait_byheart.integrations.strands import ByheartSessionRepository
+repo = ByheartSessionRepository(open_store(*sys.argv[1:4]))
+for k in range(int(sys.argv[4]), int(sys.argv[5])):
+    repo.create_message("s1", "a1", SessionMessage({"role": "user", "content": [{"text": f"m{k}"}]}, k))
+"""
+
+
+def test_a_handle_reads_what_another_process_wrote(stores: Stores) -> None:
+    import subprocess
+    import sys
+
+    repo = ByheartSessionRepository(stores.open())
+    new_session(repo)
+    repo.create_message("s1", "a1", said("m0", 0))
+    assert texts(repo) == ["m0"]  # read once, before the other process writes
+    child = [sys.executable, "-c", CHILD, *stores.args, "1", "4"]
+    subprocess.run(child, check=True, env=stores.child_env(), timeout=120)
+    assert texts(repo) == ["m0", "m1", "m2", "m3"]
+    assert repo.read_message("s1", "a1", 3) is not None
+    repo.create_message("s1", "a1", said("m4", 4))
+    assert texts(ByheartSessionRepository(stores.open())) == [f"m{k}" for k in range(5)]
+
+
+def test_two_threads_write_through_one_repository_another_reads(stores: Stores) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    writer = ByheartSessionRepository(stores.open())
+    reader = ByheartSessionRepository(stores.open())
+    new_session(writer, agent_id="a1")
+    new_session(writer, session_id="s2", agent_id="a2")
+
+    def write(where: tuple[str, str]) -> None:
+        for k in range(8):
+            writer.create_message(*where, said(f"{where[1]}-{k}", k))
+            texts(reader, *where)  # reads while the other thread writes
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(write, [("s1", "a1"), ("s2", "a2")]))
+    assert texts(reader) == [f"a1-{k}" for k in range(8)]
+    assert texts(reader, "s2", "a2") == [f"a2-{k}" for k in range(8)]

@@ -24,9 +24,12 @@ import threading
 from typing import Any
 
 from ..memory import Memory
+from ..store import StoreConflictError
 from ._common import (
     ModelInput,
     Neutral,
+    TurnItems,
+    catch_up,
     check_store,
     conversation_name,
     file_items,
@@ -174,13 +177,21 @@ class _Repository:
         self.settings = settings
         self.lock = threading.RLock()
         self.open: dict[str, Memory] = {}
-        self.messages: dict[str, dict[int, tuple[int, Any]]] = {}  # id -> (turn, dict)
+        self.views: dict[str, TurnItems[Any]] = {}  # an agent's message records, read fresh
 
     def memory(self, name: str, create: bool = False) -> Memory | None:
-        if name not in self.open:
-            if not create and name not in self.store.conversations():
-                return None
-            self.open[name] = self.store.open(name, **self.settings)
+        """The conversation ``name``, caught up with what other handles and processes stored
+        (None if absent and not ``create``)."""
+        memory = self.open.get(name)
+        if memory is not None:
+            try:
+                catch_up(memory)
+                return memory
+            except StoreConflictError:  # deleted through another handle: looked up anew
+                del self.open[name]
+        if not create and name not in self.store.conversations():
+            return None
+        self.open[name] = self.store.open(name, **self.settings)
         return self.open[name]
 
     def records(self, session_id: str, kind: str) -> dict[str, Any]:
@@ -204,16 +215,18 @@ class _Repository:
         memory.append_message({"role": "user", "parts": [], "item": item})
 
     def agent_messages(self, session_id: str, agent_id: str) -> dict[int, tuple[int, Any]]:
+        """An agent's message records by message id, with the turn of each, as stored now."""
         name = conversation_name("strands", session_id, agent_id)
-        if name not in self.messages:
-            found: dict[int, tuple[int, Any]] = {}
-            memory = self.memory(name)
-            for turn, message in enumerate(stored_messages(memory) if memory else []):
-                kept = (message or {}).get("item", {}).get(TAG)
-                if isinstance(kept, list):
-                    found[kept[0]["message_id"]] = (turn, kept[0])
-            self.messages[name] = found
-        return self.messages[name]
+        memory = self.memory(name)
+        if memory is None:
+            return {}
+        view = self.views.get(name)
+        if view is None or view.memory is not memory:
+            view = self.views[name] = TurnItems(memory, TAG, _same, _none)
+        items, turns = view.read()
+        return {
+            record["message_id"]: (turn, record) for record, turn in zip(items, turns, strict=True)
+        }
 
     def add_session(self, session: Any) -> Any:
         """File a new session (SessionException if it exists); the session."""
@@ -305,9 +318,16 @@ class _Repository:
             memory.redact(before[0])
         dumped = json.loads(json.dumps(session_message.to_dict(), default=str))
         neutral = _neutral(session_message.to_message())
-        turns = file_items(memory, [session_message], lambda _: neutral, [dumped], TAG,
-                           "ByheartSessionRepository")  # fmt: skip
-        known[session_message.message_id] = (turns[0], dumped)
+        file_items(memory, [session_message], lambda _: neutral, [dumped], TAG,
+                   "ByheartSessionRepository")  # fmt: skip
+
+
+def _same(record: Any) -> Any:
+    return record
+
+
+def _none(message: dict[str, Any]) -> list[Any]:
+    return []  # a turn not filed by the repository holds no SessionMessage
 
 
 def _made(kind: Any, record: Any) -> Any:
