@@ -282,7 +282,8 @@ from tests._stores import open_store
 from yait_byheart.integrations.strands import ByheartSessionRepository
 repo = ByheartSessionRepository(open_store(*sys.argv[1:4]))
 for k in range(int(sys.argv[4]), int(sys.argv[5])):
-    repo.create_message("s1", "a1", SessionMessage({"role": "user", "content": [{"text": f"m{k}"}]}, k))
+    message = {"role": "user", "content": [{"text": f"m{k}"}]}
+    repo.create_message("s1", "a1", SessionMessage(message, k))
 """
 
 
