@@ -201,3 +201,123 @@ def test_random_histories_come_back_sendable_within_the_limit(messages: list[Cha
         assert memory.last_result["size"] <= LIMIT
         assert got[-1] == message  # the question last, as it was put
     assert memory.get_all() == messages
+
+
+# -- pickles, workflow Contexts, several workers and threads ---------------------------------
+
+import pickle  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+
+from workflows import Context  # noqa: E402
+from workflows.context.serializers import PickleSerializer  # noqa: E402
+
+from tests._stores import Stores, stores_fixture  # noqa: E402, F401 (the fixture)
+
+
+def contents(memory: Any) -> list[str]:
+    return [m.content for m in memory.get_all()]
+
+
+def test_a_memory_pickles_and_the_copy_goes_on() -> None:
+    memory = ByheartMemory.from_defaults(**SETTINGS)
+    memory.put(ChatMessage(role="user", content="My locker code is 4471."))
+    copy = pickle.loads(pickle.dumps(memory))
+    assert copy.get_all() == memory.get_all() and copy.memory.budget == SETTINGS["budget"]
+    copy.put(ChatMessage(role="assistant", content="Noted."))
+    assert contents(copy) == ["My locker code is 4471.", "Noted."]
+    assert "4471" in str([m.content for m in copy.get("What is my locker code?")])
+
+
+def test_a_store_memory_pickles_as_its_conversation(stores: Stores) -> None:
+    memory = ByheartMemory.from_defaults(stores.open(), "s1")
+    memory.put(ChatMessage(role="user", content="first"))
+    copy = pickle.loads(pickle.dumps(memory))
+    copy.put(ChatMessage(role="assistant", content="second"))
+    assert contents(memory) == contents(copy) == ["first", "second"]
+
+
+@pytest.mark.parametrize("serializer", [None, PickleSerializer()], ids=["json", "pickle"])
+def test_a_context_round_trip_keeps_the_memory(stores: Stores, serializer: Any) -> None:
+    memory = ByheartMemory.from_defaults(stores.open(), "trip", **SETTINGS)
+    script = Script()
+    llm = MockFunctionCallingLLM(response_generator=script)
+    agent = FunctionAgent(tools=[get_weather], llm=llm, system_prompt="Be brief.")
+
+    async def two_runs() -> Any:
+        ctx = Context(agent)
+        await agent.run(question(0), ctx=ctx, memory=memory)
+        kept = ctx.to_dict() if serializer is None else ctx.to_dict(serializer=serializer)
+        restored = (
+            Context.from_dict(agent, kept)
+            if serializer is None
+            else Context.from_dict(agent, kept, serializer=serializer)
+        )
+        return await agent.run(question(1), ctx=restored)
+
+    assert str(asyncio.run(two_runs())) == "In City1 it is sunny."
+    assert question(0) in str(script.sent[-1])  # the restored memory is the conversation
+    assert len(ByheartMemory.from_defaults(stores.open(), "trip").get_all()) == 8
+
+
+def test_from_dict_restores_or_says_what_to_do() -> None:
+    with pytest.raises(ValueError, match=r"from_dict: the data holds no byheart memory"):
+        ByheartMemory.from_dict({"session_id": "s1", "class_name": "ByheartMemory"})
+    saved = {"session_id": "s1", "byheart": {"store": "SQLiteStore:/nowhere/chats.db"}}
+    with pytest.raises(ValueError, match=r"open that store and pass ByheartMemory.from_defaults"):
+        ByheartMemory.from_dict(saved)
+
+
+def test_every_read_reflects_another_handles_writes(stores: Stores) -> None:
+    a = ByheartMemory.from_defaults(stores.open(), "s1")
+    b = ByheartMemory.from_defaults(stores.open(), "s1")
+    a.put(ChatMessage(role="user", content="first"))
+    assert contents(b) == ["first"]
+    a.put(ChatMessage(role="assistant", content="second"))
+    assert contents(b) == ["first", "second"]  # 2 of 2, not stale
+    assert [m.content for m in b.get()] == ["first", "second"]
+    b.put(ChatMessage(role="user", content="third"))
+    assert contents(a) == ["first", "second", "third"]
+    a.reset()  # deleted through one handle: the other reads it empty, then goes on
+    assert b.get_all() == []
+    b.put(ChatMessage(role="user", content="fresh"))
+    assert contents(a) == ["fresh"]
+
+
+CHILD = """
+import sys
+from llama_index.core.base.llms.types import ChatMessage
+from tests._stores import open_store
+from yait_byheart.integrations.llama_index import ByheartMemory
+memory = ByheartMemory.from_defaults(open_store(*sys.argv[1:4]), "s1")
+for k in range(int(sys.argv[4]), int(sys.argv[5])):
+    memory.put(ChatMessage(role="user", content=f"m{k}"))
+"""
+
+
+def test_a_memory_reads_what_another_process_wrote(stores: Stores) -> None:
+    memory = ByheartMemory.from_defaults(stores.open(), "s1")
+    memory.put(ChatMessage(role="user", content="m0"))
+    assert contents(memory) == ["m0"]
+    child = [sys.executable, "-c", CHILD, *stores.args, "1", "4"]
+    subprocess.run(child, check=True, env=stores.child_env(), timeout=120)
+    assert contents(memory) == ["m0", "m1", "m2", "m3"]
+    assert "m3" in str([m.content for m in memory.get()])
+
+
+def test_two_threads_put_through_one_memory_another_reads(stores: Stores) -> None:
+    writer = ByheartMemory.from_defaults(stores.open(), "s1")
+    reader = ByheartMemory.from_defaults(stores.open(), "s1")
+
+    def put(who: str) -> None:
+        for k in range(8):
+            writer.put(ChatMessage(role="user", content=f"{who}-{k}"))
+            reader.get_all()  # reads while the other thread writes
+
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(put, ["x", "y"]))
+    got = contents(reader)
+    assert sorted(got) == sorted(f"{w}-{k}" for w in "xy" for k in range(8))
+    assert [c for c in got if c.startswith("x")] == [f"x-{k}" for k in range(8)]
+    assert got == contents(writer)

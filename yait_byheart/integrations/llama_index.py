@@ -8,6 +8,13 @@ its store) and files its words, tool calls (``ToolCallBlock`` or OpenAI-style
 tool call always next to its results; ``get_all`` returns every message. ``FunctionAgent(
 memory=ByheartMemory.from_defaults(...))`` puts the user message, then gets, on each run.
 
+One memory is one conversation, the store's conversation named by LlamaIndex's session id.
+Every read (``get``, ``get_all``) first catches up with what other handles and processes
+stored in it. ``to_dict`` / ``from_dict`` (a workflow ``Context``'s round trip) and pickling
+keep a store's conversation by the store's file or schema and the session id (reopened in a
+store a ByheartMemory of the process is built on; refused, saying what to do, where none is)
+and a plain Memory whole.
+
 LlamaIndex is imported when ``ByheartMemory`` is first used (``pip install
 '.[llama-index]'``). See docs/agents.md.
 """
@@ -16,18 +23,21 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from ..memory import Memory
+from ..store import StoreConflictError
 from ._common import (
+    TurnItems,
     clear_memory,
     file_items,
     lazy_classes,
     message_key,
     open_memory,
-    stored_items,
     stored_messages,
     with_originals,
 )
@@ -142,32 +152,50 @@ def _attach(mem: Any, memory_or_store: Any, session_id: str, settings: dict[str,
         source, settings = Memory(**settings), {}
     else:
         source = memory_or_store
-    mem._memory, mem._store = open_memory(source, session_id, settings, "ByheartMemory")
+    memory, mem._store = open_memory(source, session_id, settings, "ByheartMemory")
     mem._settings = settings
-    mem._kept, mem._turns = stored_items(mem._memory, TAG, _load, _from_parts)
+    mem._items = TurnItems(memory, TAG, _load, _from_parts)
+    if mem._store is not None:  # so that from_dict (a Context, a pickle) can reopen it here
+        _STORES[_store_key(mem._store)] = mem._store
+
+
+def _read(mem: Any) -> tuple[list[Any], list[int]]:
+    """Every message put and the turn of each, caught up with what other handles and
+    processes stored; a conversation another handle deleted (its reset) is opened anew."""
+    try:
+        return mem._items.read()  # type: ignore[no-any-return]
+    except StoreConflictError:
+        if mem._store is None:
+            raise
+        memory = mem._store.open(mem.session_id, **mem._settings)
+        mem._items = TurnItems(memory, TAG, _load, _from_parts)
+        return mem._items.read()  # type: ignore[no-any-return]
 
 
 def _file(mem: Any, fresh: list[Any]) -> None:
     """`ByheartMemory.put_messages`' work, under its lock: keep `fresh`, file its words."""
     dumped = [_dump(m) for m in fresh]
-    mem._turns += file_items(mem._memory, fresh, _parts, dumped, TAG, CALL + ".put")
-    mem._kept += fresh
+    _read(mem)  # caught up: a conversation deleted elsewhere is reopened first
+    turns = file_items(mem._items.memory, fresh, _parts, dumped, TAG, CALL + ".put")
+    mem._items.filed(fresh, turns)
 
 
 def _cleared(mem: Any) -> None:
     """`ByheartMemory.reset`'s work, under its lock: no message kept, none filed."""
-    mem._memory = clear_memory(mem._memory, mem._store, mem.session_id, mem._settings)
-    mem._kept, mem._turns = [], []
+    memory = clear_memory(mem._items.memory, mem._store, mem.session_id, mem._settings)
+    mem._items = TurnItems(memory, TAG, _load, _from_parts)
 
 
 def _selection(mem: Any, question: str | None) -> list[Any]:
     """`ByheartMemory.get`'s work, under its lock: the first system message put, then the
     composed selection as the ChatMessages put (copies)."""
-    head = [m for m in mem._kept if _parts(m) is None and m.role == "system"][:1]
-    if not question and all(_parts(m) is None for m in mem._kept):
+    kept, turns = _read(mem)
+    head = [m for m in kept if _parts(m) is None and m.role == "system"][:1]
+    if not question and all(_parts(m) is None for m in kept):
         return copy.deepcopy(head)  # nothing said yet: nothing to compose
-    mem.last_result = mem._memory.compose(question if question else None)
-    whole, tools = _originals(mem._kept, mem._turns, mem._memory)
+    memory = mem._items.memory
+    mem.last_result = memory.compose(question if question else None)
+    whole, tools = _originals(kept, turns, memory)
     made = with_originals(mem.last_result, whole, tools, _build)
     return copy.deepcopy([*head, *(m for group in made for m in group)])
 
@@ -175,11 +203,60 @@ def _selection(mem: Any, question: str | None) -> list[Any]:
 def _beyond_kept(mem: Any, messages: list[Any]) -> list[Any]:
     """What `ByheartMemory.set` must put: the messages after those kept when they begin
     with them, else all of them after a reset."""
-    kept = [_dump(m) for m in mem._kept]
+    kept = [_dump(m) for m in _read(mem)[0]]
     if [_dump(m) for m in messages[: len(kept)]] != kept:
         mem.reset()
         return list(messages)
     return list(messages[len(kept) :])
+
+
+# The stores ByheartMemory objects were built on in this process, by `_store_key`: what
+# `ByheartMemory.from_dict` reopens a saved memory's conversation in.
+_STORES: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+
+
+def _store_key(store: Any) -> str:
+    """A store's name in saved data: its kind and file or schema (never a password)."""
+    if isinstance(getattr(store, "path", None), str):
+        return f"{type(store).__name__}:{os.path.abspath(store.path)}"
+    return f"{type(store).__name__}:{getattr(store, 'schema', '')}"
+
+
+def _saved(mem: Any) -> dict[str, Any]:
+    """What `ByheartMemory.to_dict` adds: how `from_dict` gets this memory back (a store's
+    name and the session id, or a plain Memory's whole record)."""
+    if mem._store is not None:
+        return {"store": _store_key(mem._store)}
+    return {"memory": mem._items.memory.to_dict()}
+
+
+def _restored(cls: Any, data: dict[str, Any]) -> Any:
+    """`ByheartMemory.from_dict`'s work: the memory `data` describes, or an error that says
+    how to get it; never a memory that silently holds nothing."""
+    call = "ByheartMemory.from_dict"
+    saved, session_id = data.get("byheart"), data.get("session_id", "chat_history")
+    if not isinstance(saved, dict) or not isinstance(session_id, str):
+        raise ValueError(
+            f"{call}: the data holds no byheart memory (not saved by ByheartMemory.to_dict); "
+            "build one with ByheartMemory.from_defaults(store, session_id)"
+        )
+    if isinstance(saved.get("memory"), dict):
+        return cls.from_defaults(Memory.from_dict(saved["memory"]), session_id)
+    store = _STORES.get(str(saved.get("store")))
+    if store is None:
+        raise ValueError(
+            f"{call}: conversation {session_id!r} is kept in {saved.get('store')}, which no "
+            f"ByheartMemory in this process is built on; open that store and pass "
+            f"ByheartMemory.from_defaults(store, {session_id!r}) (to agent.run(..., "
+            f"memory=...)), or build one on it before restoring"
+        )
+    return cls.from_defaults(store, session_id)
+
+
+def _unpickled(data: dict[str, Any]) -> Any:
+    from . import llama_index
+
+    return llama_index.ByheartMemory.from_dict(data)
 
 
 def _make_memory_class() -> type:
@@ -202,11 +279,9 @@ def _make_memory_class() -> type:
         """
 
         session_id: str = "chat_history"
-        _memory: Memory = PrivateAttr()
+        _items: TurnItems[Any] = PrivateAttr()
         _store: Any = PrivateAttr(default=None)
         _settings: dict[str, Any] = PrivateAttr(default_factory=dict)
-        _kept: list[Any] = PrivateAttr(default_factory=list)
-        _turns: list[int] = PrivateAttr(default_factory=list)
         _lock: Any = PrivateAttr(default_factory=threading.RLock)
         last_result: Any = None
 
@@ -229,7 +304,27 @@ def _make_memory_class() -> type:
         @property
         def memory(self) -> Memory:
             """The Memory the messages are filed in."""
-            return self._memory
+            return self._items.memory
+
+        def to_dict(self, **kwargs: Any) -> dict[str, Any]:
+            """The memory as JSON data (a workflow ``Context``'s ``to_dict``, a pickle):
+            a store's conversation by the store's file or schema and the session id (the
+            messages stay in the store), a plain Memory with its whole record."""
+            data: dict[str, Any] = super().to_dict(**kwargs)
+            data.pop("last_result", None)
+            with self._lock:
+                data["byheart"] = _saved(self)
+            return data
+
+        @classmethod
+        def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> ByheartMemory:
+            """The memory ``to_dict`` saved: a store's conversation reopened by session id
+            (in a store a ByheartMemory of this process is built on), a plain Memory
+            rebuilt; ValueError saying what to do otherwise."""
+            return _restored(cls, {**data, **kwargs})  # type: ignore[no-any-return]
+
+        def __reduce__(self) -> Any:
+            return _unpickled, (self.to_dict(),)
 
         def get(self, input: str | None = None, **kwargs: Any) -> list[Any]:
             """The composed selection as ChatMessages (``input``: the new question, if it
@@ -238,8 +333,9 @@ def _make_memory_class() -> type:
                 return _selection(self, input)
 
         def get_all(self) -> list[Any]:
+            """Every message put, through any handle or process, as put."""
             with self._lock:
-                return copy.deepcopy(self._kept)
+                return copy.deepcopy(_read(self)[0])
 
         def put(self, message: Any) -> None:
             self.put_messages([message])
@@ -263,6 +359,8 @@ def _make_memory_class() -> type:
             with self._lock:
                 _cleared(self)
 
+    ByheartMemory.__qualname__ = "ByheartMemory"  # found as the module's own name
+    ByheartMemory.__module__ = __name__
     return ByheartMemory
 
 
