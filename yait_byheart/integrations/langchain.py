@@ -2,17 +2,22 @@
 
 - ``ByheartChatMessageHistory(memory_or_store, session_id)`` is a ``BaseChatMessageHistory``:
   ``messages`` returns every message exactly as added, every type and field, also after a
-  store is reopened, while their words are filed in a [`Memory`][yait_byheart.Memory].
-- ``byheart_trimmer(memory_or_history)`` is a runnable that sends the model
+  store is reopened, while their words are filed in a [`Memory`][yait_byheart.Memory];
+  each read reflects what other handles and processes added before it.
+- ``byheart_trimmer(source)`` is a runnable that sends the model
   ``Memory.compose()`` instead of the whole history: given a list of messages it returns the
   composed list; given a LangGraph state (``{"messages": [...]}``) it returns
   ``{"llm_input_messages": [...]}``, the shape LangGraph's ``create_react_agent`` takes as
   ``pre_model_hook``. Tool calls and their tool messages stay together; system messages of
   the input lead the output.
-- ``ByheartMiddleware(memory_or_history)`` is a LangChain v1 ``AgentMiddleware`` for
+- ``ByheartMiddleware(source)`` is a LangChain v1 ``AgentMiddleware`` for
   ``langchain.agents.create_agent(..., middleware=[...])``: each model call is sent
   ``Memory.compose()`` (``wrap_model_call`` / ``awrap_model_call``) while the agent's state
   keeps every message; messages are filed by id, as the trimmer does.
+
+The trimmer and the middleware are keyed by LangGraph's thread id: given a store, one
+conversation per thread (``langgraph/<thread id>``); given a Memory or a history, the one
+conversation serves the first thread seen and any other thread is refused.
 
 LangChain is imported when a name of this module is first used (``pip install
 '.[langchain]'``). See docs/agents.md.
