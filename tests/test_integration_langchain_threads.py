@@ -173,3 +173,64 @@ def test_a_history_read_by_two_threads_while_written(stores: Stores) -> None:
         [job.result() for job in jobs]
     assert [m.content for m in reader.messages] == [f"m{k}" for k in range(10)]
     assert all(0 <= n <= 10 for n in seen)
+
+
+def test_async_runs_keep_each_thread_to_itself(stores: Stores) -> None:
+    import asyncio
+
+    model = Recorder()
+    agent = agent_of(ByheartMiddleware(stores.open()), model, InMemorySaver())
+
+    async def both() -> None:
+        await agent.ainvoke({"messages": [HumanMessage(PIN)]}, {"configurable": {"thread_id": "a"}})
+        await agent.ainvoke(
+            {"messages": [HumanMessage("My PIN?")]}, {"configurable": {"thread_id": "b"}}
+        )
+
+    asyncio.run(both())
+    assert "90210" in model.received[0] and "90210" not in model.received[1]
+
+
+def test_a_thread_whose_conversation_was_closed_comes_back_whole(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from yait_byheart.integrations import langchain
+
+    monkeypatch.setattr(langchain, "OPEN_THREADS", 2)
+    store = stores.open()
+    model = Recorder()
+    agent = agent_of(ByheartMiddleware(store), model, InMemorySaver())
+    ask(agent, "alice", PIN)
+    ask(agent, "bob", "hello")
+    ask(agent, "carol", "hello")  # alice's conversation is closed here
+    ask(agent, "alice", "What is my bank PIN?")
+    assert "90210" in model.received[-1]
+    assert len(store.open("langgraph/alice")) == 4  # reopened: nothing filed twice
+
+
+CHILD = """
+import sys
+from langchain_core.messages import HumanMessage
+from tests._stores import open_store
+from yait_byheart.integrations.langchain import byheart_trimmer
+hook = byheart_trimmer(open_store(*sys.argv[1:4]))
+messages = [HumanMessage(f"m{k}", id=f"m{k}") for k in range(int(sys.argv[4]))]
+hook.invoke({"messages": messages}, {"configurable": {"thread_id": "t1"}})
+"""
+
+
+def test_a_worker_files_nothing_another_process_filed(stores: Stores) -> None:
+    # Two processes serve thread t1 and share its checkpointer: each hands its trimmer the
+    # thread's whole state; what the other process filed must not be filed again.
+    import subprocess
+    import sys
+
+    hook = byheart_trimmer(stores.open().open("langgraph/t1"))  # the child: by thread id
+    config = {"configurable": {"thread_id": "t1"}}
+    state = [HumanMessage(f"m{k}", id=f"m{k}") for k in range(6)]
+    hook.invoke({"messages": state[:2]}, config)
+    child = [sys.executable, "-c", CHILD, *stores.args, "4"]
+    subprocess.run(child, check=True, env=stores.child_env(), timeout=120)
+    sent = hook.invoke({"messages": state}, config)["llm_input_messages"]
+    assert [m.content for m in sent] == [f"m{k}" for k in range(6)]
+    assert len(stores.open().open("langgraph/t1")) == 6

@@ -30,6 +30,7 @@ import copy
 import json
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,6 +56,8 @@ __all__ = ["ByheartChatMessageHistory", "ByheartMiddleware", "byheart_trimmer"] 
 TAG = "langchain"
 """The key of a turn's ``item`` under which the history keeps the messages it filed."""
 CALL = "ByheartChatMessageHistory()"
+OPEN_THREADS = 256
+"""How many threads' conversations a store-backed middleware or trimmer keeps open."""
 
 
 def _text(content: object) -> str:
@@ -444,7 +447,7 @@ class _Threads:
                 "given; set them on the Memory you pass"
             )
         self.bound: object = _UNBOUND  # the thread the one Memory serves
-        self.by_thread: dict[str, _Trimmer] = {}
+        self.by_thread: OrderedDict[str, _Trimmer] = OrderedDict()  # most recent last
         self.lock = threading.Lock()
         self.last: _Trimmer | None = None
 
@@ -480,6 +483,11 @@ class _Threads:
             name = conversation_name("langgraph", thread)
             memory = self.store.open(name, **self.settings)  # type: ignore[union-attr]
             self.by_thread[thread] = _Trimmer(memory, files=True)
+            # A server meets threads without end: the least recent are closed here (their
+            # conversations stay in the store, reopened if the thread comes back).
+            if len(self.by_thread) > OPEN_THREADS:
+                self.by_thread.popitem(last=False)
+        self.by_thread.move_to_end(thread)
         return self.by_thread[thread]
 
 
