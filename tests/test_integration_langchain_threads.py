@@ -213,7 +213,7 @@ import sys
 from langchain_core.messages import HumanMessage
 from tests._stores import open_store
 from yait_byheart.integrations.langchain import byheart_trimmer
-hook = byheart_trimmer(open_store(*sys.argv[1:4]))
+hook = byheart_trimmer(open_store(*sys.argv[1:4]).open("langgraph/t1"))
 messages = [HumanMessage(f"m{k}", id=f"m{k}") for k in range(int(sys.argv[4]))]
 hook.invoke({"messages": messages}, {"configurable": {"thread_id": "t1"}})
 """
@@ -225,7 +225,7 @@ def test_a_worker_files_nothing_another_process_filed(stores: Stores) -> None:
     import subprocess
     import sys
 
-    hook = byheart_trimmer(stores.open().open("langgraph/t1"))  # the child: by thread id
+    hook = byheart_trimmer(stores.open().open("langgraph/t1"))
     config = {"configurable": {"thread_id": "t1"}}
     state = [HumanMessage(f"m{k}", id=f"m{k}") for k in range(6)]
     hook.invoke({"messages": state[:2]}, config)
