@@ -320,3 +320,19 @@ def test_two_threads_write_through_one_repository_another_reads(stores: Stores) 
         list(pool.map(write, [("s1", "a1"), ("s2", "a2")]))
     assert texts(reader) == [f"a1-{k}" for k in range(8)]
     assert texts(reader, "s2", "a2") == [f"a2-{k}" for k in range(8)]
+
+
+def test_two_workers_middlewares_on_one_session_file_each_message_once(stores: Stores) -> None:
+    # One session served by two workers in turn (Strands restores the agent's messages from
+    # the session on each): each worker's middleware hands the model the whole history and
+    # must not file again what the other worker filed.
+    workers = [ByheartMiddleware(stores.open(), "s1-input") for _ in range(2)]
+    history: list[dict[str, Any]] = []
+    for k in range(6):
+        history.append({"role": "user", "content": [{"text": f"Question {k} about orchids."}]})
+        sent = workers[k % 2].compose(history)
+        assert [m["content"][0]["text"] for m in sent][-1] == f"Question {k} about orchids."
+        history.append({"role": "assistant", "content": [{"text": f"Answer {k}."}]})
+    workers[0].compose(history)
+    assert len(stores.open().open("s1-input")) == 12  # each message once
+    assert len(workers[1].compose(history)) == 12

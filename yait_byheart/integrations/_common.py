@@ -16,6 +16,7 @@ from urllib.parse import quote, unquote
 
 from .._turns.render import Turn
 from ..memory import Memory
+from ..store import StoreConflictError
 
 __all__ = [
     "ModelInput",
@@ -183,8 +184,8 @@ class TurnItems(Generic[T]):
         self._blanked = memory._blanked  # the Memory's count of blanked turns, as converted
 
     def read(self) -> tuple[list[T], list[int]]:
-        """Every item and the turn holding each, after catching up (the lists are this
-        object's: copy before changing them)."""
+        """Every item and the turn holding each, after catching up (new lists; the items
+        are this object's: copy one before changing it)."""
         memory = self.memory
         with memory._lock:
             catch_up(memory)
@@ -197,7 +198,7 @@ class TurnItems(Generic[T]):
                 self._items += items
                 self._turns += turns
                 self._known = len(memory)
-            return self._items, self._turns
+            return list(self._items), list(self._turns)
 
     def filed(self, items: Iterable[T], turns: Iterable[int]) -> None:
         """Items this process filed, and their turns (``file_items``' answer): read back as
@@ -398,13 +399,32 @@ class ModelInput(ABC, Generic[T]):
         self.filed: dict[str, list[Neutral]] = {}
         self.tools: dict[tuple[str, str], Any] = {}
         self.last_result: Any = None
-        for message in stored_messages(memory):  # a conversation reopened from a store
-            item = message.get("item") if message else None
-            if message is None or not isinstance(item, dict) or self.tag not in item:
-                continue
-            key = fingerprint(item[self.tag][0])
-            self.seen.counts[key] += 1
-            self._remember(key, self.load(item[self.tag][0]), (message["role"], message["parts"]))
+        self.known = 0  # the Memory's turns taken in (filed here or read back)
+        self.mine: set[int] = set()  # turns filed here since turns were last taken in
+        self.refresh()  # a conversation reopened from a store
+
+    def refresh(self) -> bool:
+        """Take in the turns other workers filed since (another hook on another store handle
+        or process serving the same conversation; one query when they filed nothing), so
+        that what they filed counts as filed: never filed twice, its tool parts sent as the
+        framework's. False if the conversation was deleted since."""
+        try:
+            catch_up(self.memory)
+        except StoreConflictError:
+            return False
+        if len(self.memory) > self.known:
+            for index, message in enumerate(stored_messages(self.memory, self.known), self.known):
+                item = message.get("item") if message else None
+                if message is None or index in self.mine or not isinstance(item, dict):
+                    continue
+                if isinstance(item.get(self.tag), list) and item[self.tag]:
+                    key = fingerprint(item[self.tag][0])
+                    self.seen.counts[key] += 1
+                    neutral = (message["role"], message["parts"])
+                    self._remember(key, self.load(item[self.tag][0]), neutral)
+            self.known = len(self.memory)
+        self.mine.clear()
+        return True
 
     @abstractmethod
     def dump(self, message: T) -> Any:
@@ -427,7 +447,8 @@ class ModelInput(ABC, Generic[T]):
         """A new message of neutral text parts and the framework's own tool parts."""
 
     def _file(self, message: T, neutral: Neutral, dumped: Any) -> None:
-        file_items(self.memory, [message], lambda _: neutral, [dumped], self.tag, self.call)
+        turns = file_items(self.memory, [message], lambda _: neutral, [dumped], self.tag, self.call)
+        self.mine.update(turns)  # by index: turns other writers stored meanwhile are not
 
     def _remember(self, key: str, message: T, neutral: Neutral) -> None:
         self.filed.setdefault(key, []).append(neutral)
@@ -435,6 +456,7 @@ class ModelInput(ABC, Generic[T]):
 
     def compose(self, messages: list[T]) -> list[T]:
         """File the messages not seen yet; what to send instead of ``messages``."""
+        self.refresh()
         dumps = [self.dump(m) for m in messages]
         keys = [fingerprint(d) for d in dumps]
         for k in self.seen.fresh(keys):
