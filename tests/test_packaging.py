@@ -82,5 +82,5 @@ def test_the_ci_extras_install_everything_a_test_would_skip_for() -> None:
 
 def test_ci_runs_the_strands_tests_in_their_own_environment() -> None:
     run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "'.[strands,test]'" in run and "tests/test_integration_strands.py" in run
+    assert "'.[strands,test,postgres]'" in run and "tests/test_integration_strands.py" in run
     assert "external_suites.py strands-agents" in run
