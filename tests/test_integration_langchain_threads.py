@@ -234,3 +234,25 @@ def test_a_worker_files_nothing_another_process_filed(stores: Stores) -> None:
     sent = hook.invoke({"messages": state}, config)["llm_input_messages"]
     assert [m.content for m in sent] == [f"m{k}" for k in range(6)]
     assert len(stores.open().open("langgraph/t1")) == 6
+
+
+HISTORY_CHILD = """
+import sys
+from langchain_core.messages import HumanMessage
+from tests._stores import open_store
+from yait_byheart.integrations.langchain import ByheartChatMessageHistory
+history = ByheartChatMessageHistory(open_store(*sys.argv[1:4]), "s1")
+history.add_messages([HumanMessage(f"m{k}", id=f"m{k}") for k in range(1, 4)])
+"""
+
+
+def test_a_history_reads_what_another_process_added(stores: Stores) -> None:
+    import subprocess
+    import sys
+
+    history = ByheartChatMessageHistory(stores.open(), "s1")
+    history.add_messages([HumanMessage("m0", id="m0")])
+    assert [m.content for m in history.messages] == ["m0"]
+    child = [sys.executable, "-c", HISTORY_CHILD, *stores.args]
+    subprocess.run(child, check=True, env=stores.child_env(), timeout=120)
+    assert [m.content for m in history.messages] == ["m0", "m1", "m2", "m3"]

@@ -216,10 +216,16 @@ _STORES: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
 
 def _store_key(store: Any) -> str:
-    """A store's name in saved data: its kind and file or schema (never a password)."""
+    """A store's name in saved data: its kind and file, or its server, database and schema
+    (never a password)."""
     if isinstance(getattr(store, "path", None), str):
         return f"{type(store).__name__}:{os.path.abspath(store.path)}"
-    return f"{type(store).__name__}:{getattr(store, 'schema', '')}"
+    try:  # the connection's own account of where it is (psycopg's ConnectionInfo)
+        info = store._conn.info
+        where = f"{info.host}:{info.port}/{info.dbname}"
+    except Exception:  # another store class, or a closed connection: the schema alone
+        where = ""
+    return f"{type(store).__name__}:{where}/{getattr(store, 'schema', '')}"
 
 
 def _saved(mem: Any) -> dict[str, Any]:
