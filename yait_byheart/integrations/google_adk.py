@@ -111,6 +111,10 @@ class _Input(ModelInput[Any]):
     def build(self, role: str, parts: list[Any]) -> Any:
         from google.genai import types
 
+        # A call filed by other means (plain append_message) has no ADK Part: made here, its
+        # name kept for the response after it, which a neutral result lacks.
+        self.names.update({p["id"]: p["name"] for p in parts
+                           if isinstance(p, dict) and p["type"] == "tool_call"})  # fmt: skip
         made = [part(p, self.names) if isinstance(p, dict) else p for p in parts]
         return types.Content(role="model" if role == "assistant" else "user", parts=made)
 
