@@ -10,6 +10,8 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from google.adk.agents import LlmAgent
 from google.adk.apps import App
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event, EventActions
+from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
@@ -202,3 +205,83 @@ def test_memory_readding_ingests_exactly_the_new_events(backend: Backend) -> Non
 
     with backend.store() as a, backend.store() as b:
         asyncio.run(body(a, b))
+
+
+def test_two_threads_append_to_one_session_through_two_handles(backend: Backend) -> None:
+    """Two threads, each a worker with its own handle, append to one session at once: every
+    event is kept once, and both workers read all of them."""
+    count = 12
+
+    def append(store: Any, worker: int) -> None:
+        async def body() -> None:
+            service = ByheartSessionService(store)
+            session = await service.get_session(**KEYS)
+            for k in range(count):
+                delta = {f"w{worker}": k, "user:last": worker}
+                await service.append_event(session, said(f"worker {worker} note {k}", **delta))
+
+        asyncio.run(body())
+
+    with backend.store() as a, backend.store() as b:
+        asyncio.run(ByheartSessionService(a).create_session(**KEYS))
+        threads = [threading.Thread(target=append, args=(s, n)) for n, s in enumerate((a, b))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        expected = {f"worker {n} note {k}" for n in range(2) for k in range(count)}
+        for store in (a, b):
+            got = asyncio.run(ByheartSessionService(store).get_session(**KEYS))
+            texts = [e.content.parts[0].text for e in got.events]
+            assert len(texts) == 2 * count and set(texts) == expected
+            assert got.state["w0"] == got.state["w1"] == count - 1
+
+
+class Echo(BaseLlm):  # type: ignore[misc]
+    """Answers each call by echoing its last question; records what each call got."""
+
+    model: str = "echo"
+    sent: list[list[types.Content]] = []  # noqa: RUF012 (a pydantic field, given per test)
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        self.sent.append(list(llm_request.contents))
+        await asyncio.sleep(0)  # let the other session's run go on meanwhile
+        text = llm_request.contents[-1].parts[0].text
+        answer = types.Content(role="model", parts=[types.Part(text=f"ok: {text}")])
+        yield LlmResponse(content=answer)
+
+
+def test_one_agent_serving_two_sessions_at_once_never_mixes_their_words(
+    backend: Backend,
+) -> None:
+    """ADK's thread is a session: one runner, one plugin, alice's and bob's sessions run
+    concurrently; no call for bob carries alice's words, nor the other way round."""
+
+    async def body(runner: Runner) -> None:
+        service = runner.session_service
+        for user in ("alice", "bob"):
+            await service.create_session(app_name="trips", user_id=user, session_id="s")
+
+        async def turns(user: str) -> None:
+            for k in range(4):
+                text = f"{user} says: my secret {k} is {user.upper()}-{k}"
+                message = types.Content(role="user", parts=[types.Part(text=text)])
+                async for _ in runner.run_async(user_id=user, session_id="s",
+                                                new_message=message):  # fmt: skip
+                    pass
+
+        await asyncio.gather(turns("alice"), turns("bob"))
+
+    with backend.store() as store:
+        model = Echo(sent=[])
+        agent = LlmAgent(name="echo", model=model, instruction="Be brief.")
+        app = App(name="trips", root_agent=agent, plugins=[ByheartPlugin(store, budget=50_000)])
+        asyncio.run(body(Runner(app=app, session_service=ByheartSessionService(store))))
+        assert len(model.sent) == 8
+        for sent in model.sent:
+            texts = [p.text or "" for c in sent for p in c.parts or []]
+            user = "alice" if texts[-1].startswith("alice") else "bob"
+            assert all(f"{user} says" in t for t in texts)  # each its own session's
+            assert len(texts) % 2 == 1  # its questions and answers so far, none twice
