@@ -13,6 +13,11 @@
   ``MockedSessionRepository()`` a ``ByheartSessionRepository`` on a SQLite store
   (``.ci/external/strands_repository.py``), from an environment of its own.
 
+google-adk ships its tests in neither its source distribution nor its wheel, so its
+session-service contract runs in the main suite instead, written by us in the shape of ADK's
+``tests/unittests/sessions/test_session_service.py``
+(``tests/test_integration_google_adk_contract.py``).
+
 The test files come from the source distributions of the installed versions (``pip
 download``); only the constructor call is rewritten (the script checks that every ``assert``
 is still there). Tests of SQLiteSession's internals are skipped as ``.ci/external/skips.txt``

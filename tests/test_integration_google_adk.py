@@ -273,6 +273,27 @@ def test_bad_sources_name_the_call(tmp_path: Path) -> None:
         ByheartMemoryService(store, limit=0)
 
 
+def test_tool_rounds_filed_by_other_means_are_sent_as_adk_parts() -> None:
+    """A round the plugin never saw as ADK objects (filed with append_message) is sent as
+    ADK's function call and response, never as a part without text."""
+    mem = Memory(budget=5_000)
+    call = {"type": "tool_call", "id": "c9", "name": "wx", "arguments": '{"city": "Oslo"}'}
+    mem.append_message({"role": "user", "parts": [{"type": "text", "text": "Oslo weather?"}]})
+    mem.append_message({"role": "assistant", "parts": [call]})
+    mem.append_message({"role": "user", "parts": [{"type": "tool_result", "id": "c9",
+                                                   "output": '"rain"'}]})  # fmt: skip
+    mem.append_message({"role": "assistant", "parts": [{"type": "text", "text": "Rain."}]})
+    request = LlmRequest(contents=[question(1)])
+    plugin = ByheartPlugin(mem)
+    asyncio.run(plugin.before_model_callback(callback_context=_Ctx(), llm_request=request))
+    check_sendable(request.contents)
+    made = request.contents[1].parts[0].function_call
+    assert (made.id, made.name, made.args) == ("c9", "wx", {"city": "Oslo"})
+    got = request.contents[2].parts[0].function_response
+    assert (got.id, got.name, got.response) == ("c9", "wx", {"result": "rain"})
+    assert request.contents[-1] == question(1)
+
+
 class _Ctx:
     """What ByheartPlugin reads of ADK's callback context."""
 

@@ -20,22 +20,18 @@ ADK is imported when a name of this module is first used (``pip install
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
-import time
-import uuid
-from collections.abc import Mapping
 from typing import Any
 
-from ..bm25 import BM25
 from ..memory import Memory
+from ._adk_content import TAG, Pending, dump, neutral, part, tool_parts
+from ._adk_store import INPUT, SESSION, Sessions, followed, recall
 from ._common import (
     ModelInput,
     Neutral,
     check_store,
-    conversation_keys,
     conversation_name,
-    file_items,
+    fingerprint,
     lazy_classes,
     stored_messages,
 )
@@ -43,83 +39,63 @@ from ._common import (
 # The three classes subclass ADK's and are made by the module __getattr__ on first use.
 __all__ = ["ByheartMemoryService", "ByheartPlugin", "ByheartSessionService"]  # noqa: F822
 
-TAG = "google_adk"
-"""The key of a turn's ``item`` under which the integration keeps what ADK made."""
-Pending = list[tuple[str, str]]  # the open calls of the latest model content: (name, id)
-
-
-def _dump(obj: Any) -> Any:
-    return obj.model_dump(mode="json", exclude_none=True)
-
-
-def _neutral(content: Any, pending: Pending, prefix: str) -> tuple[str, list[dict[str, Any]]]:
-    """A ``types.Content`` as a neutral role and parts. A call without an id (ADK strips its
-    own ids before a model call) gets ``prefix`` and its place; a response without an id
-    answers the first open call of its name, as Gemini pairs them."""
-    role = "assistant" if content.role == "model" else "user"
-    texts, tools = [], []
-    calls: Pending = []
-    for k, part in enumerate(content.parts or ()):
-        if part.text is not None and not part.thought:
-            texts.append(part.text)
-        elif part.function_call is not None:
-            call = part.function_call
-            ident = call.id or f"{prefix}.{k}"
-            calls.append((call.name or "", ident))
-            arguments = json.dumps(call.args or {}, ensure_ascii=False)
-            tools.append(
-                {"type": "tool_call", "id": ident, "name": call.name or "", "arguments": arguments}
-            )
-        elif part.function_response is not None:
-            got = part.function_response
-            ident = got.id or next((i for n, i in pending if n == got.name), f"{prefix}.{k}")
-            pending[:] = [(n, i) for n, i in pending if i != ident]
-            output = json.dumps(got.response or {}, ensure_ascii=False, default=str)
-            tools.append({"type": "tool_result", "id": ident, "output": output})
-    if role == "assistant":
-        pending[:] = calls
-    text = "\n\n".join(t for t in texts if t)
-    parts = [{"type": "text", "text": text}] if text.strip() else []
-    return role, (parts + tools if role == "assistant" else tools + parts)
-
-
-def _tool_parts(content: Any, parts: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
-    """The ``Part`` objects of ``content``'s calls and responses, by their neutral ids."""
-    calls = [p for p in content.parts or () if p.function_call is not None]
-    results = [p for p in content.parts or () if p.function_response is not None]
-    ids = [p["id"] for p in parts if p["type"] == "tool_call"]
-    done = [p["id"] for p in parts if p["type"] == "tool_result"]
-    found = {("call", i): p for i, p in zip(ids, calls, strict=False)}
-    found.update({("result", i): p for i, p in zip(done, results, strict=False)})
-    return found
-
-
-def _file(memory: Memory, obj: Any, neutral: Neutral, dumped: Any, call: str) -> None:
-    """File one ADK object (a Content, an Event) as one turn keeping its dump."""
-    file_items(memory, [obj], lambda _: neutral, [dumped], TAG, call)
-
 
 class _Input(ModelInput[Any]):
-    """One ADK session's model input: ``Content`` objects filed and composed."""
+    """One ADK session's model input: ``Content`` objects filed and composed.
+
+    Before each call it takes in the turns other workers filed in the session's conversation
+    (another plugin on another store handle or process serving the same session), so that
+    what they filed is known as filed: never filed twice, its tool parts sent as ADK's."""
 
     tag, call = TAG, "ByheartPlugin"
 
     def __init__(self, memory: Memory) -> None:
         self.pending: Pending = []
+        self.names: dict[str, str] = {}  # call id -> function name, for a rebuilt response
+        self.known = 0  # the turns of the Memory taken in (filed here or read back)
+        self.mine: set[int] = set()  # turns this object filed since it last took turns in
         super().__init__(memory)
+        self.known = len(memory)
 
     def _remember(self, key: str, message: Any, neutral: Neutral) -> None:
         # Also on reopening: the calls still open after the filed turns.
         super()._remember(key, message, neutral)
         role, parts = neutral
+        self.names.update({p["id"]: p["name"] for p in parts if p["type"] == "tool_call"})
         if role == "assistant":
             self.pending = [(p["name"], p["id"]) for p in parts if p["type"] == "tool_call"]
         else:
             answered = {p["id"] for p in parts if p["type"] == "tool_result"}
             self.pending = [(n, i) for n, i in self.pending if i not in answered]
 
+    def _file(self, message: Any, neutral: Neutral, dumped: Any) -> None:
+        before = len(self.memory)
+        super()._file(message, neutral, dumped)
+        self.mine.update(range(before, len(self.memory)))
+
+    def refresh(self) -> bool:
+        """Take in what other workers filed since (one query when nothing); False if the
+        conversation was deleted since (the session was)."""
+        if not followed(self.memory):
+            return False
+        if len(self.memory) > self.known:
+            messages = stored_messages(self.memory)
+            for index in range(self.known, len(messages)):
+                message = messages[index]
+                item = message.get("item") if message else None
+                if index in self.mine or message is None or not isinstance(item, dict):
+                    continue
+                if isinstance(item.get(self.tag), list) and item[self.tag]:
+                    key = fingerprint(item[self.tag][0])
+                    self.seen.counts[key] += 1
+                    neutral = (message["role"], message["parts"])
+                    self._remember(key, self.load(item[self.tag][0]), neutral)
+            self.known = len(messages)
+        self.mine.clear()
+        return True
+
     def dump(self, message: Any) -> Any:
-        return _dump(message)
+        return dump(message)
 
     def load(self, data: Any) -> Any:
         from google.genai import types
@@ -127,15 +103,19 @@ class _Input(ModelInput[Any]):
         return types.Content.model_validate(data)
 
     def neutral(self, message: Any) -> Neutral:
-        return _neutral(message, list(self.pending), f"adk-call-{len(self.memory)}")
+        return neutral(message, list(self.pending), f"adk-call-{len(self.memory)}")
 
     def tool_parts(self, message: Any, parts: list[dict[str, Any]]) -> dict[tuple[str, str], Any]:
-        return _tool_parts(message, parts)
+        return tool_parts(message, parts)
 
     def build(self, role: str, parts: list[Any]) -> Any:
         from google.genai import types
 
-        made = [types.Part(text=p["text"]) if isinstance(p, dict) else p for p in parts]
+        # A call filed by other means (plain append_message) has no ADK Part: made here, its
+        # name kept for the response after it, which a neutral result lacks.
+        self.names.update({p["id"]: p["name"] for p in parts
+                           if isinstance(p, dict) and p["type"] == "tool_call"})  # fmt: skip
+        made = [part(p, self.names) if isinstance(p, dict) else p for p in parts]
         return types.Content(role="model" if role == "assistant" else "user", parts=made)
 
 
@@ -175,20 +155,24 @@ def _make_plugin() -> type:
             """The store conversation of the latest call's session."""
 
         def _input(self, session: Any) -> _Input:
-            key = conversation_name("adk-input", session.app_name, session.user_id, session.id)
+            """The session's input, current with what other workers filed: a session is
+            ``(app, user, session id)``, ADK's own key, and one conversation of the store."""
+            key = conversation_name(INPUT, session.app_name, session.user_id, session.id)
             self.last_conversation = key
-            if key not in self._inputs:
-                if isinstance(self._source, Memory):
-                    if self._inputs:
-                        raise ValueError(
-                            f"ByheartPlugin: a Memory serves one session, and session "
-                            f"{session.id!r} is a second; pass a store to serve several"
-                        )
-                    memory = self._source
-                else:
-                    memory = self._source.open(key, user=session.user_id, **self._settings)
-                self._inputs[key] = _Input(memory)
-            return self._inputs[key]
+            got = self._inputs.get(key)
+            if got is not None and (got.refresh() or isinstance(self._source, Memory)):
+                return got
+            if isinstance(self._source, Memory):
+                if self._inputs:
+                    raise ValueError(
+                        f"ByheartPlugin: a Memory serves one session, and session "
+                        f"{session.id!r} is a second; pass a store to serve several"
+                    )
+                memory = self._source
+            else:  # new here, or deleted (with its session) since: opened anew
+                memory = self._source.open(key, user=session.user_id, **self._settings)
+            self._inputs[key] = got = _Input(memory)
+            return got
 
         def _compose(self, session: Any, contents: list[Any]) -> list[Any]:
             with self._lock:
@@ -211,157 +195,6 @@ def _make_plugin() -> type:
 # -- sessions ------------------------------------------------------------------------------
 
 
-def _deltas(state: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
-    from google.adk.sessions import _session_util
-
-    return _session_util.extract_state_delta(dict(state or {}))
-
-
-def _scopes(app: str, user: str) -> list[tuple[str, str, str | None]]:
-    """ADK's shared state scopes: each one's name, conversation and store user."""
-    return [("app", conversation_name("adk-state", app), None),
-            ("user", conversation_name("adk-state", app, user), user)]  # fmt: skip
-
-
-class _Sessions:
-    """What ``ByheartSessionService`` does, synchronously (its async methods run this in a
-    worker thread): a session is conversation ``adk/<app>/<user>/<session>``, its first turn
-    the session's creation (``{"google_adk": {"session": ...}}``), then one turn per event;
-    app and user state are the deltas filed in ``adk-state/<app>[/<user>]``."""
-
-    def __init__(self, store: Any, settings: dict[str, Any]) -> None:
-        self.store = store
-        self.settings = settings
-        self.lock = threading.RLock()
-        self.open: dict[str, Memory] = {}
-
-    def memory(self, name: str, user: str | None, create: bool = True) -> Memory | None:
-        with self.lock:
-            if name not in self.open:
-                if not create and name not in self.store.conversations(user=user):
-                    return None
-                self.open[name] = self.store.open(name, user=user, **self.settings)
-            return self.open[name]
-
-    def file_state(self, app: str, user: str, state: Mapping[str, Any] | None) -> dict[str, Any]:
-        """File ``state``'s app and user deltas; its session part."""
-        deltas = _deltas(state)
-        for scope, name, owner in _scopes(app, user):
-            if deltas[scope]:
-                memory = self.memory(name, owner)
-                assert memory is not None
-                item = {TAG: {"state": deltas[scope]}}
-                memory.append_message({"role": "user", "parts": [], "item": item})
-        return deltas["session"]
-
-    def scoped(self, app: str, user: str) -> dict[str, Any]:
-        """App and user state, prefixed as ADK merges them into a session's."""
-        out: dict[str, Any] = {}
-        for scope, name, owner in _scopes(app, user):
-            prefix = scope + ":"
-            memory = self.memory(name, owner, create=False)
-            for message in stored_messages(memory) if memory is not None else []:
-                for key, value in (message or {}).get("item", {}).get(TAG, {}).items():
-                    out.update({prefix + k: v for k, v in value.items()} if key == "state" else {})
-        return out
-
-    def create(self, app: str, user: str, state: Any, session_id: str | None) -> Any:
-        from google.adk.errors.already_exists_error import AlreadyExistsError
-
-        sid = (session_id or "").strip() or str(uuid.uuid4())
-        name = conversation_name("adk", app, user, sid)
-        with self.lock:
-            if name in self.store.conversations(user=user):
-                raise AlreadyExistsError(f"Session with id {sid} already exists.")
-            own = self.file_state(app, user, state)
-            memory = self.memory(name, user)
-            assert memory is not None
-            head = {"session": {"state": own, "created": time.time()}}
-            memory.append_message({"role": "user", "parts": [], "item": {TAG: head}})
-        return self.read(app, user, sid, None)
-
-    def read(self, app: str, user: str, sid: str, config: Any) -> Any:
-        from google.adk.events.event import Event
-        from google.adk.sessions import Session
-
-        memory = self.memory(conversation_name("adk", app, user, sid.strip()), user, create=False)
-        if memory is None:
-            return None
-        state: dict[str, Any] = {}
-        created, events = 0.0, []
-        for message in stored_messages(memory):
-            kept = (message or {}).get("item", {}).get(TAG)
-            if isinstance(kept, dict) and "session" in kept:
-                state.update(kept["session"]["state"])
-                created = kept["session"]["created"]
-            elif isinstance(kept, list):
-                event = Event.model_validate(kept[0])
-                events.append(event)
-                if event.actions and event.actions.state_delta:
-                    state.update(_deltas(event.actions.state_delta)["session"])
-        updated = events[-1].timestamp if events else created
-        state.update(self.scoped(app, user))
-        session = Session(app_name=app, user_id=user, id=sid.strip(), state=state,
-                          last_update_time=updated)  # fmt: skip
-        session.events = _window(events, config)
-        return session
-
-    def names(self, app: str, user: str | None) -> list[list[str]]:
-        """The (app, user, session) keys of the app's sessions (of ``user`` when given)."""
-        found = self.store.conversations(user=user) if user else self.store.conversations()
-        head = conversation_name("adk", app) + "/"
-        return [conversation_keys(n) for n in found if n.startswith(head)]
-
-    def listed(self, app: str, user: str | None) -> list[Any]:
-        """The sessions of `app` (of `user`, or of every user), without their events."""
-        found = [self.read(a, u, sid, None) for a, u, sid in self.names(app, user)]
-        for session in found:
-            session.events = []
-        return sorted(found, key=lambda s: (s.last_update_time, s.user_id, s.id))
-
-    def delete(self, app: str, user: str, sid: str) -> None:
-        """Delete session `sid` of `user` in `app` (nothing if there is none)."""
-        name = conversation_name("adk", app, user, sid.strip())
-        with self.lock:
-            self.open.pop(name, None)
-            if name in self.store.conversations(user=user):
-                self.store.delete(name)
-
-    def require(self, session: Any) -> Memory:
-        """The session's Memory; SessionNotFoundError if there is no such session."""
-        from google.adk.errors.session_not_found_error import SessionNotFoundError
-
-        name = conversation_name("adk", session.app_name, session.user_id, session.id)
-        memory = self.memory(name, session.user_id, create=False)
-        if memory is None:
-            raise SessionNotFoundError(f"Session {session.id} not found.")
-        return memory
-
-    def append(self, session: Any, event: Any) -> None:
-        memory = self.require(session)
-        dumped = _dump(event)
-        pending: Pending = []
-        content = event.content
-        if content is not None:
-            role, parts = _neutral(content, pending, f"adk-call-{len(memory)}")
-        else:
-            role, parts = "user", []
-        _file(memory, event, (role, parts), dumped, "ByheartSessionService.append_event")
-        if event.actions and event.actions.state_delta:
-            self.file_state(session.app_name, session.user_id, event.actions.state_delta)
-
-
-def _window(events: list[Any], config: Any) -> list[Any]:
-    """The events ``GetSessionConfig`` asks for, as ADK's in-memory service reads them."""
-    if config is None:
-        return events
-    if config.num_recent_events is not None:
-        events = events[-config.num_recent_events :] if config.num_recent_events else []
-    if config.after_timestamp is not None:
-        events = [e for e in events if e.timestamp >= config.after_timestamp]
-    return events
-
-
 def _make_session_service() -> type:
     from google.adk.sessions import BaseSessionService
     from google.adk.sessions.base_session_service import ListSessionsResponse
@@ -376,15 +209,21 @@ def _make_session_service() -> type:
         Every event is kept exactly (``get_session`` returns events equal to those
         appended, also after the store is reopened), and its words are filed in the
         session's Memory (``memory(...)``). The store's work runs in a worker thread.
+
+        Any number of these services, on store handles of one file or database, in one
+        process or many, act as one: each read reflects every write acknowledged before it
+        through any of them (a session another one created, appended to or deleted), and an
+        event appended to a session another one deleted raises ADK's
+        ``SessionNotFoundError``.
         """
 
         def __init__(self, store: Any, **memory_settings: Any) -> None:
             check_store(store, "ByheartSessionService()")
-            self._sessions = _Sessions(store, memory_settings)
+            self._sessions = Sessions(store, memory_settings)
 
         def memory(self, *, app_name: str, user_id: str, session_id: str) -> Memory | None:
             """The session's Memory (None if there is no such session)."""
-            name = conversation_name("adk", app_name, user_id, session_id)
+            name = conversation_name(SESSION, app_name, user_id, session_id)
             return self._sessions.memory(name, user_id, create=False)
 
         async def create_session(
@@ -430,30 +269,6 @@ def _make_session_service() -> type:
 # -- memory --------------------------------------------------------------------------------
 
 
-def _recall(sessions: _Sessions, app: str, user: str, query: str, limit: int) -> list[Any]:
-    """The ``limit`` events of ``user``'s sessions of ``app`` that best match ``query``
-    (BM25 over each event's words), verbatim, best first. Kept apart so that a store-wide
-    recall can replace it."""
-    from google.adk.events.event import Event
-
-    found: list[tuple[str, str, Any]] = []  # (session id, words, event dump)
-    for _, owner, sid in sessions.names(app, user):
-        if owner != user:
-            continue
-        memory = sessions.memory(conversation_name("adk", app, owner, sid), owner, create=False)
-        for message in stored_messages(memory) if memory is not None else []:
-            kept = (message or {}).get("item", {}).get(TAG)
-            words = " ".join(p.get("text") or p.get("output") or "" for p in message["parts"]) \
-                if message else ""  # fmt: skip
-            if isinstance(kept, list) and words.strip() and kept[0].get("content"):
-                found.append((sid, words, kept[0]))
-    if not found or not query.strip():
-        return []
-    scores = BM25().fit([w for _, w, _ in found]).scores(query)
-    best = sorted((k for k in range(len(found)) if scores[k] > 0), key=lambda k: -scores[k])
-    return [(found[k][0], Event.model_validate(found[k][2])) for k in best[:limit]]
-
-
 def _make_memory_service() -> type:
     from google.adk.memory import BaseMemoryService
     from google.adk.memory.base_memory_service import SearchMemoryResponse
@@ -465,15 +280,18 @@ def _make_memory_service() -> type:
         Args:
             store_or_sessions: The ``ByheartSessionService`` whose sessions to recall
                 from, or a store (its sessions are those a ``ByheartSessionService`` on it
-                keeps, and those ``add_session_to_memory`` files).
+                keeps, and those ``add_session_to_memory`` copies).
             limit: How many events ``search_memory`` returns at most (default 5).
+
+        ``search_memory`` recalls from one user's sessions of one app (ADK's key for
+        memory), as the store holds them when it is called, through any handle.
         """
 
         def __init__(self, store_or_sessions: Any, *, limit: int = 5) -> None:
             got = getattr(store_or_sessions, "_sessions", None)
-            if not isinstance(got, _Sessions):
+            if not isinstance(got, Sessions):
                 check_store(store_or_sessions, "ByheartMemoryService()")
-                got = _Sessions(store_or_sessions, {})
+                got = Sessions(store_or_sessions, {})
             if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
                 raise ValueError(
                     f"ByheartMemoryService(): limit must be an int >= 1, got {limit!r}"
@@ -481,24 +299,17 @@ def _make_memory_service() -> type:
             self._sessions, self.limit = got, limit
 
         async def add_session_to_memory(self, session: Any) -> None:
-            """File a session kept elsewhere (a session of the store is there already)."""
-
-            def add() -> None:
-                keys = (session.app_name, session.user_id, session.id)
-                with self._sessions.lock:
-                    if self._sessions.read(*keys, None) is not None:
-                        return
-                    self._sessions.create(*keys[:2], dict(session.state), session.id)
-                    for event in session.events:
-                        if not event.partial:
-                            self._sessions.append(session, event)
-
-            await asyncio.to_thread(add)
+            """Ingest the session's events the store does not have yet; adding a session
+            again (ADK allows it any number of times) ingests exactly those appended since.
+            A session the store keeps gets nothing twice; one kept by another service is
+            copied for memory, its events only: its app and user state are never written
+            to the store's."""
+            await asyncio.to_thread(self._sessions.add_copy, session)
 
         async def search_memory(self, *, app_name: str, user_id: str, query: str) -> Any:
             """The events of ``user_id``'s sessions of ``app_name`` that match ``query``."""
             found = await asyncio.to_thread(
-                _recall, self._sessions, app_name, user_id, query, self.limit
+                recall, self._sessions, app_name, user_id, query, self.limit
             )
             return SearchMemoryResponse(memories=[
                 MemoryEntry(content=event.content, author=event.author, id=event.id,
