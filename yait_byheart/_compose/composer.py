@@ -335,7 +335,8 @@ class Composer:
         kept: list[Item] = []
         for i in range(round_start - 1, plan.live - 1, -1):
             probe = SentContext(start=i, upto=i, items=[marker])
-            probe.add_entry(conv, i, end, replay=set())
+            # Entry by entry, as text: a limit of i + 1 keeps a cut turn in its pieces.
+            probe.add_entry(conv, i, i + 1, replay=set())
             if len(probe.items) == 1:
                 continue  # silent: redacted or empty
             item = probe.items[-1]
