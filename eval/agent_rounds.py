@@ -10,10 +10,11 @@ counted once per compose, by how its call travels:
 
 - native: a `tool_call` part (its result a `tool_result` part);
 - text, memory: a `[tool call ...]` line inside a selected stretch ("[from earlier ...]");
-- text, entry: a `[tool call ...]` line sent as the conversation's own entry (a cut turn).
+- text, entry: a `[tool call ...]` line sent as the conversation's own entry (a cut turn),
+  split by whether the round (its call and result lines) fits the budget.
 
 A round that fits the budget but travels as an entry in text is what issue 43 names; memory
-(a stretch chosen for the question) is text by design.
+(a stretch chosen for the question) is text by design, and a round over the budget is cut.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from yait_byheart import Memory
-from yait_byheart._turns.render import MEMORY_MARKER
+from yait_byheart._turns.render import MEMORY_MARKER, tool_line
 
 PROG = "python -m eval agent-rounds"
 WORDS = (
@@ -46,16 +48,25 @@ def filler(rng: random.Random, size: int) -> str:
     return "".join(out)[:size]
 
 
-def count_rounds(messages: list[dict[str, Any]], counts: Counter[str]) -> None:
-    """Add each call in `messages` to `counts` by how it travels."""
+CALL_LINE = re.compile(r"\[tool call (c\d+):")
+
+
+def count_rounds(
+    messages: list[dict[str, Any]], counts: Counter[str], fits: dict[str, bool]
+) -> None:
+    """Add each call in `messages` to `counts` by how it travels (`fits`: whether each call's
+    round fits the budget)."""
     for message in messages:
         for part in message["parts"]:
             if part["type"] == "tool_call":
                 counts["native"] += 1
             elif part["type"] == "text":
-                lines = part["text"].count("[tool call ")
-                where = "memory" if part["text"].startswith(MEMORY_MARKER) else "entry"
-                counts[f"text, {where}"] += lines
+                ids = CALL_LINE.findall(part["text"])
+                if part["text"].startswith(MEMORY_MARKER):
+                    counts["text, memory"] += len(ids)
+                    continue
+                for call in ids:
+                    counts["text, entry, fits" if fits[call] else "text, entry, over"] += 1
 
 
 def run(budget: int, requests: int, seed: int) -> Counter[str]:
@@ -63,20 +74,21 @@ def run(budget: int, requests: int, seed: int) -> Counter[str]:
     rng = random.Random(seed)
     mem = Memory(budget=budget)
     counts: Counter[str] = Counter()
-    calls = 0
+    fits: dict[str, bool] = {}
     for r in range(requests):
         mem.append("user", f"request {r}: look up the {rng.choice(WORDS)} figures")
         for _ in range(rng.randint(1, 4)):
-            count_rounds(mem.compose()["messages"], counts)
+            count_rounds(mem.compose()["messages"], counts, fits)
             counts["composes"] += 1
-            calls += 1
-            call = {"type": "tool_call", "id": f"c{calls}", "name": "lookup",
-                    "arguments": json.dumps({"n": calls})}  # fmt: skip
+            cid = f"c{len(fits) + 1}"
+            call = {"type": "tool_call", "id": cid, "name": "lookup",
+                    "arguments": json.dumps({"n": len(fits) + 1})}  # fmt: skip
             mem.append_message({"role": "assistant", "parts": [call]})
             output = filler(rng, rng.randint(2_000, 20_000))
-            result = {"type": "tool_result", "id": f"c{calls}", "output": output}
-            mem.append_message({"role": "user", "parts": [result]})
-        count_rounds(mem.compose()["messages"], counts)
+            mem.append_message({"role": "user", "parts": [
+                {"type": "tool_result", "id": cid, "output": output}]})  # fmt: skip
+            fits[cid] = len(tool_line(call)) + len(output) + 40 <= budget  # with its tool lines
+        count_rounds(mem.compose()["messages"], counts, fits)
         counts["composes"] += 1
         mem.append("assistant", f"answer {r}: the figures are in.")
     return counts
@@ -88,13 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=12)
     parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args(argv)
-    print("| budget | composes | calls native | text, entry | text, memory |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| budget | composes | native | text, entry: round fits | text, entry: round over "
+          "the budget | text, in memory |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|")
     for budget in args.budgets:
         c = run(budget, args.requests, args.seed)
         print(
-            f"| {budget:,} | {c['composes']} | {c['native']} | {c['text, entry']} "
-            f"| {c['text, memory']} |"
+            f"| {budget:,} | {c['composes']} | {c['native']} | {c['text, entry, fits']} "
+            f"| {c['text, entry, over']} | {c['text, memory']} |"
         )
     return 0
 
