@@ -351,8 +351,8 @@ class Composer:
         plan.counts["trimmed"] += 1
         plan.rebuilt = True
         if not native:
-            # The note alone, or with the user's newest request only in part: that request
-            # alone (whole if it fits, else its end) is worth more to the model.
+            # The note alone, or with the user's newest request (the last turn) only in part:
+            # that request alone (whole if it fits, else its end) is worth more to the model.
             alone = self._newest_words(plan, hard, whole_only=bool(kept))
             if alone is not None and not set(alone.entries) <= set(ctx.entries):
                 return alone
@@ -362,8 +362,9 @@ class Composer:
 
     def _newest_words(self, plan: Plan, hard: int, whole_only: bool) -> SentContext | None:
         """The newest user turn with words (else the newest turn that shows any) alone and
-        whole, as text; only its end, verbatim, when it does not fit `hard` (None then, if
-        `whole_only`). For a limit too small for the omission note and a turn beside it."""
+        whole, as text; only its end, verbatim, when it does not fit `hard`. With
+        `whole_only`, None unless that turn is the last and fits whole. For a limit too small
+        for the omission note and a turn beside it."""
         conv = self.conv
         end = len(conv.entries)
         shown = list(conv.shown_entries(plan.live, end))
@@ -371,7 +372,10 @@ class Composer:
         ctx = SentContext(start=end, upto=end)
         if not shown or hard < 1:
             return None if whole_only else ctx
-        t = conv.entries[(said or shown)[-1]].turn
+        newest = (said or shown)[-1]
+        if whole_only and newest != shown[-1]:
+            return None  # newer turns were kept: they stay, after the note
+        t = conv.entries[newest].turn
         turn, first = conv.turns[t], conv.first_entry[t]
         prefix = "" if turn.role == "user" else f"{turn.role}: "  # the first message is a user's
         text = render_ordinary(Piece(turn, searchable(turn)), with_when=True, named=bool(prefix))
