@@ -44,6 +44,9 @@ COMMANDS: dict[str, Command] = {
         "eval.headroom", "where the hybrid's missed evidence ranks in each list (MiniLM)"
     ),
     "minilm": Command("eval.minilm", "live replay with the MiniLM hybrid (needs the eval extra)"),
+    "agent-rounds": Command(
+        "eval.agent_rounds", "past tool rounds in an agent loop: native or text"
+    ),
     "ab-revision": Command("eval.ab_revision", "developer A/B: this checkout vs a git revision"),
 }
 

@@ -20,8 +20,11 @@ from .._turns.render import (
     TURN_JOIN,
     Message,
     Part,
+    Piece,
     Turn,
     assemble,
+    render_ordinary,
+    searchable,
     text_part,
     tool_line,
     when_line,
@@ -335,7 +338,8 @@ class Composer:
         kept: list[Item] = []
         for i in range(round_start - 1, plan.live - 1, -1):
             probe = SentContext(start=i, upto=i, items=[marker])
-            probe.add_entry(conv, i, end, replay=set())
+            # Entry by entry, as text: a limit of i + 1 keeps a cut turn in its pieces.
+            probe.add_entry(conv, i, i + 1, replay=set())
             if len(probe.items) == 1:
                 continue  # silent: redacted or empty
             item = probe.items[-1]
@@ -344,10 +348,47 @@ class Composer:
             room -= item.size
             kept.append(item)
             ctx.hold(probe.entries)
-        rest = native.items[1:] if native else []
-        ctx.replace_items([marker, *reversed(kept), *rest] if marker.size <= hard else [])
         plan.counts["trimmed"] += 1
         plan.rebuilt = True
+        if not native:
+            # The note alone, or with the user's newest request (the last turn) only in part:
+            # that request alone (whole if it fits, else its end) is worth more to the model.
+            alone = self._newest_words(plan, hard, whole_only=bool(kept))
+            if alone is not None and not set(alone.entries) <= set(ctx.entries):
+                return alone
+        rest = native.items[1:] if native else []
+        ctx.replace_items([marker, *reversed(kept), *rest])
+        return ctx
+
+    def _newest_words(self, plan: Plan, hard: int, whole_only: bool) -> SentContext | None:
+        """The newest user turn with words (else the newest turn that shows any) alone and
+        whole, as text; only its end, verbatim, when it does not fit `hard`. With
+        `whole_only`, None unless that turn is the last and fits whole. For a limit too small
+        for the omission note and a turn beside it."""
+        conv = self.conv
+        end = len(conv.entries)
+        shown = list(conv.shown_entries(plan.live, end))
+        said = [i for i in shown if _asks(conv.turns[conv.entries[i].turn])]
+        ctx = SentContext(start=end, upto=end)
+        if not shown or hard < 1:
+            return None if whole_only else ctx
+        newest = (said or shown)[-1]
+        if whole_only and newest != shown[-1]:
+            return None  # newer turns were kept: they stay, after the note
+        t = conv.entries[newest].turn
+        turn, first = conv.turns[t], conv.first_entry[t]
+        prefix = "" if turn.role == "user" else f"{turn.role}: "  # the first message is a user's
+        text = render_ordinary(Piece(turn, searchable(turn)), with_when=True, named=bool(prefix))
+        if self.measure(text) > hard:
+            if whole_only:
+                return None
+            body = searchable(turn)
+            room = hard - self.measure(prefix)
+            text = prefix + _last_words(body, room, self.measure) if room > 0 else ""
+            plan.elided.add(t)
+        if text:
+            ctx.replace_items([Item(ENTRY, first, "user", text, self.measure(text))])
+            ctx.hold(range(first, first + conv.entries[first].parts))
         return ctx
 
     def _native_round(self, plan: Plan, marker: Item, room: int) -> tuple[int, SentContext | None]:
@@ -454,6 +495,23 @@ class Composer:
         if query:
             pieces.append(("user", [text_part(query)]))
         return pieces, where
+
+
+def _last_words(text: str, room: int, measure: Callable[[str], int]) -> str:
+    """The longest end of `text` that measures at most `room`, from a word's start when
+    one fits (verbatim: a cut inside a word only when no whole word fits)."""
+    low, high = 0, len(text)
+    while low < high:  # the most characters of the end that fit
+        take = (low + high + 1) // 2
+        if measure(text[len(text) - take :]) <= room:
+            low = take
+        else:
+            high = take - 1
+    tail = text[len(text) - low :]
+    space = next((k for k, c in enumerate(tail) if c.isspace()), -1)
+    if 0 < low < len(text) and not text[-low - 1].isspace() and 0 <= space < len(tail) - 1:
+        return tail[space + 1 :]
+    return tail
 
 
 def _size(items: list[Item]) -> int:

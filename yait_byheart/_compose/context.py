@@ -101,15 +101,16 @@ class SentContext:
         whole: bool = False,
     ) -> None:  # fmt: skip
         """Entry `i` as itself; `limit` is where this extension of the context ends. `replay`
-        names the calls that travelled natively when a saved context is rebuilt. `whole`
-        (the round being answered) sends a tool turn that was cut into pieces as one entry,
-        its tool parts native: its first piece carries it, the others add nothing."""
+        names the calls that travelled natively when a saved context is rebuilt. A tool turn
+        cut into pieces is sent as one entry, its tool parts native, when all its pieces are
+        in this context (from `start`, before `limit`), or with `whole` (the round being
+        answered): its first piece carries it, the others add nothing."""
         piece = conv.piece(i)
         turn = piece.turn
         if turn.silent:
             return
         held = range(i, i + 1)
-        if whole and piece.parts > 1 and turn.tools:
+        if piece.parts > 1 and turn.tools and (whole or self._holds_turn(conv, i, limit)):
             if piece.part > 0:
                 return  # sent whole with the turn's first piece
             held = range(i, i + piece.parts)
@@ -160,11 +161,19 @@ class SentContext:
             if answer is None:
                 continue
             first = conv.first_entry[answer]
-            sent_whole = whole or conv.entries[first].parts == 1
+            sent_whole = whole or self._holds_turn(conv, first, limit)
             if first > i and first < limit and sent_whole and not conv.turns[answer].redacted:
                 native.append(part)
                 self.native_calls.add(call_id)
         return tuple(native)
+
+    def _holds_turn(self, conv: Conversation, i: int, limit: int) -> bool:
+        """Whether every piece of the turn of entry `i` lies from `start` to `limit`: a past
+        round cut into pieces only to fit stretches is then sent whole, native, like any
+        round that fits (the size limit still decides whether it is sent at all)."""
+        entry = conv.entries[i]
+        first = i - entry.part
+        return first >= self.start and first + entry.parts <= limit
 
     def extend(self, conv: Conversation, stretches: list[int], limit: int) -> None:
         """Append the entries said since the last call (up to `limit`), then `stretches`."""

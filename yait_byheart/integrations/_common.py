@@ -22,6 +22,7 @@ __all__ = [
     "ModelInput",
     "Seen",
     "TurnItems",
+    "alternated",
     "catch_up",
     "check_source",
     "check_store",
@@ -365,6 +366,28 @@ def with_originals(
     return out
 
 
+def alternated(
+    made: list[T], roles: list[str], parts_of: Callable[[T], list[Any]],
+    build: Callable[[str, list[Any]], T],
+) -> list[T]:  # fmt: skip
+    """``made`` (one framework message per role of ``roles``, the compose's neutral roles)
+    with no two messages of one role in a row: each run becomes one message of all its
+    parts in order (``build(role, parts)``, ``parts_of`` giving a message's own parts); a
+    message alone stays the framework's own object. Bedrock Converse refuses a run; a compose
+    sends one when memory or a long turn's pieces precede a user's message. A tool result
+    always follows its call's message, so it opens its run and stays first in the merge."""
+    runs: list[tuple[str, list[T]]] = []
+    for role, message in zip(roles, made, strict=True):
+        if runs and runs[-1][0] == role:
+            runs[-1][1].append(message)
+        else:
+            runs.append((role, [message]))
+    return [
+        run[0] if len(run) == 1 else build(role, [p for m in run for p in parts_of(m)])
+        for role, run in runs
+    ]
+
+
 def conversation_name(kind: str, *keys: str) -> str:
     """A store conversation id from a framework's keys (app, user, session...), each quoted
     so that no two keys read alike."""
@@ -386,8 +409,10 @@ class ModelInput(ABC, Generic[T]):
     Each message not seen before (by its JSON form and count) is filed as one turn keeping
     that JSON form; ``compose`` then returns ``Memory.compose()`` as the framework's own
     messages: a composed message equal to a filed one is the object of this call's list,
-    tool calls and results are the framework's own parts (``with_originals``). Subclasses
-    say how a message is dumped, loaded, read and rebuilt.
+    tool calls and results are the framework's own parts (``with_originals``), and no two
+    messages of one role are in a row (``alternated``: Bedrock, Strands' default, refuses
+    that; Gemini, ADK's, takes one message of several parts as the same turn). Subclasses
+    say how a message is dumped, loaded, read, taken apart and rebuilt.
     """
 
     tag: str
@@ -444,7 +469,11 @@ class ModelInput(ABC, Generic[T]):
 
     @abstractmethod
     def build(self, role: str, parts: list[Any]) -> T:
-        """A new message of neutral text parts and the framework's own tool parts."""
+        """A new message of neutral text parts and the framework's own parts."""
+
+    @abstractmethod
+    def parts_of(self, message: T) -> list[Any]:
+        """The message's own parts (content blocks), in order."""
 
     def _file(self, message: T, neutral: Neutral, dumped: Any) -> None:
         turns = file_items(self.memory, [message], lambda _: neutral, [dumped], self.tag, self.call)
@@ -474,7 +503,9 @@ class ModelInput(ABC, Generic[T]):
                 tools.update(self.tool_parts(message, parts))
             used[key] += 1
         self.last_result = self.memory.compose()
-        return with_originals(self.last_result, whole, tools, self.build)
+        made = with_originals(self.last_result, whole, tools, self.build)
+        roles = [m["role"] for m in self.last_result["messages"]]
+        return alternated(made, roles, self.parts_of, self.build)
 
 
 def lazy_classes(module: str, makers: Mapping[str, Callable[[], type]]) -> Callable[[str], Any]:

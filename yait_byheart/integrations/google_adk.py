@@ -118,6 +118,9 @@ class _Input(ModelInput[Any]):
         made = [part(p, self.names) if isinstance(p, dict) else p for p in parts]
         return types.Content(role="model" if role == "assistant" else "user", parts=made)
 
+    def parts_of(self, message: Any) -> list[Any]:
+        return list(message.parts or [])
+
 
 def _make_plugin() -> type:
     from google.adk.plugins.base_plugin import BasePlugin

@@ -117,6 +117,9 @@ class _Input(ModelInput[Message]):
         content = [{"text": p["text"]} if p.get("type") == "text" else p for p in parts]
         return {"role": role, "content": content}
 
+    def parts_of(self, message: Message) -> list[Any]:
+        return list(message.get("content") or [])
+
 
 class ByheartMiddleware:
     """Strands model-input middleware sending ``Memory.compose()`` to the model.

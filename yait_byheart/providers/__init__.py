@@ -61,9 +61,25 @@ _OPENAI_TTLS = (None, "30m", "12h")  # PromptCacheBreakpoint.ttl in the openai S
 _OPENAI_KEY = "prompt_cache_breakpoint"
 
 
-def _flag(value: object, call: str) -> None:
+def _flag(value: object, call: str, name: str = "cache") -> None:
     if not isinstance(value, bool):
-        raise TypeError(f"{call}: cache must be True or False, got {value!r}")
+        raise TypeError(f"{call}: {name} must be True or False, got {value!r}")
+
+
+def _alternating(messages: list[dict[str, Any]], roles: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``messages`` with each run of one of ``roles`` merged into its first message, in
+    order: content lists joined (each block, cache marker and all, stays as it was), strings
+    with [`JOIN`][]. A compose's tool results follow their call's message, so they open
+    their run and stay first in the merged message."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        last = out[-1] if out else None
+        if last is None or message["role"] != last["role"] or message["role"] not in roles:
+            out.append(message)
+            continue
+        before, more = last["content"], message["content"]
+        last["content"] = before + more if isinstance(before, list) else JOIN.join([before, more])
+    return out
 
 
 def _openai_cache_args(cache: object, ttl: object, call: str) -> None:
@@ -170,6 +186,7 @@ def to_openai(
     cache: bool = False,
     ttl: str | None = None,
     model: str | None = None,
+    alternate: bool = False,
 ) -> list[dict[str, Any]]:
     """Chat Completions ``messages`` for a compose result.
 
@@ -193,6 +210,10 @@ def to_openai(
             or ``"12h"``.
         model: With ``cache``, the model name whose minimum cacheable prefix (in tokens,
             estimated at 4 characters each) drops shorter breakpoints; None keeps all.
+        alternate: True merges each run of ``user`` messages into one (strings joined with
+            [`JOIN`][], parts lists concatenated, markers kept on their parts), for servers
+            whose chat template requires alternating roles (some models served through an
+            OpenAI-compatible API); OpenAI's own API accepts runs (default False).
 
     Returns:
         The ``messages`` list of a Chat Completions request.
@@ -214,6 +235,7 @@ def to_openai(
     msgs = read.messages
     sys = _system(system, call)
     _openai_cache_args(cache, ttl, call)
+    _flag(alternate, call, "alternate")
     as_parts = parts or cache
 
     def content(texts: list[str]) -> str | list[dict[str, str]]:
@@ -235,7 +257,7 @@ def to_openai(
         points, sys_ok = long_enough(_points(result, call, read), msgs, sys, model, call)
         head = out[0]["content"][-1] if sys is not None and sys_ok else None
         mark(blocks, points, head, ttl_marker(ttl, {"mode": "explicit"}), _OPENAI_KEY)
-    return out
+    return _alternating(out, ("user",)) if alternate else out
 
 
 def _responses_items(
@@ -364,6 +386,7 @@ def to_anthropic(
     cache: bool = True,
     ttl: str | None = None,
     model: str | None = None,
+    alternate: bool = False,
 ) -> dict[str, Any]:
     """Messages API ``messages`` (and ``system``) with ``cache_control`` breakpoints placed.
 
@@ -392,6 +415,10 @@ def to_anthropic(
         model: The model name whose minimum cacheable prefix ([`min_cacheable_tokens`][],
             tokens estimated at 4 characters each) drops shorter breakpoints; None (default)
             keeps all.
+        alternate: True merges each run of one role into one message of all its blocks, in
+            order, each ``cache_control`` marker on the block it was placed on, for a gateway
+            or proxy that requires alternating roles. Anthropic's API merges consecutive
+            same-role turns itself, so the default, False, sends them as composed.
 
     Returns:
         ``{"messages": [...]}``, plus ``"system"`` when ``system`` is given.
@@ -416,6 +443,7 @@ def to_anthropic(
     if ttl not in _TTLS:
         raise ValueError(f"{call}: ttl must be None, '5m' or '1h', got {ttl!r}")
     _flag(cache, call)
+    _flag(alternate, call, "alternate")
     read = read_messages(result, call)
     msgs = read.messages
     _no_blank(result, call, "Anthropic")
@@ -433,7 +461,8 @@ def to_anthropic(
     if cache:
         head = out["system"][0] if sys is not None and sys_ok else None
         mark([m["content"] for m in messages], points, head, marker, "cache_control")
-    out["messages"] = messages
+    # Merged after marking: a marker stays on its block, so the cached prefix is unchanged.
+    out["messages"] = _alternating(messages, ("user", "assistant")) if alternate else messages
     return out
 
 
