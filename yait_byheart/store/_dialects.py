@@ -82,8 +82,9 @@ class Dialect:
         problems = [str(r[0]) for r in rows if r[0] != "ok"]
         return [f"SQLite's own check: {p}" for p in problems]
 
-    def begin(self, conn: Any, statement: str) -> None:
-        """Open a transaction; a write one waits for the write lock by polling it.
+    def begin(self, conn: Any, statement: str, wait: float | None = None) -> None:
+        """Open a transaction; a write one waits for the write lock by polling it (for `wait`
+        seconds, default the store's timeout).
 
         SQLite's own busy handler sleeps 1, 2, 5, 10 ... 100 ms between tries, so under a
         steady stream of short writes from several processes the lock often sits free while
@@ -95,14 +96,16 @@ class Dialect:
             return
         conn.execute("PRAGMA busy_timeout = 0")
         try:
-            _poll_write_lock(conn, statement, self.timeout)
+            _poll_write_lock(conn, statement, self.timeout if wait is None else wait)
         finally:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
 
-    def write_one(self, conn: Any, statement: str, params: tuple[Any, ...]) -> int:
+    def write_one(
+        self, conn: Any, statement: str, params: tuple[Any, ...], wait: float | None = None
+    ) -> int:
         """Run one write statement in its own transaction (waiting as `begin` does); its
         rowcount."""
-        self.begin(conn, self.write_begin)
+        self.begin(conn, self.write_begin, wait)
         try:
             count = int(conn.execute(statement, params).rowcount)
         except BaseException:
@@ -143,8 +146,15 @@ class Dialect:
     def after_setup(self, conn: Any) -> None:
         # WAL lets readers read while a writer writes, and makes a commit one append to the log.
         # It is stored in the file, so only a new store (or one someone switched back) sets it.
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+            return
+        try:
             conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:
+            # Switching takes the whole file: another process holding it, or a store that
+            # refuses writes, keeps its journal mode and still opens.
+            if self.kind(exc) not in ("busy", "read-only", "read-only folder"):
+                raise
 
     def insert_turns(self, conn: Any, conv: int, records: list[str]) -> None:
         conn.executemany(self.sql["insert_turn"], [(conv, i, r) for i, r in enumerate(records)])
@@ -246,10 +256,12 @@ class PostgresDialect(Dialect):
     def integrity(self, conn: Any) -> list[str]:
         return []  # the server checks its own pages (data_checksums), not a client
 
-    def begin(self, conn: Any, statement: str) -> None:
+    def begin(self, conn: Any, statement: str, wait: float | None = None) -> None:
         conn.execute(statement)  # row locks wait in the server's queue
 
-    def write_one(self, conn: Any, statement: str, params: tuple[Any, ...]) -> int:
+    def write_one(
+        self, conn: Any, statement: str, params: tuple[Any, ...], wait: float | None = None
+    ) -> int:
         return int(conn.execute(statement, params).rowcount)  # autocommit: one round trip
 
     def begin_setup(self, conn: Any, where: str) -> None:
