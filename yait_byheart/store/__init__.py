@@ -66,6 +66,7 @@ import os
 import re
 import sqlite3
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
@@ -88,6 +89,7 @@ from ._errors import (
     StoreUnavailableError,
     UnknownConversationError,
 )
+from ._failures import salvage_advice
 from ._journal import Journal, dumps
 from ._recall import Recalled, Recaller, RecallSource, check_retriever, check_when
 from ._rows import (
@@ -409,8 +411,10 @@ class _Store(StoreCore):
         call = f"{self._kind}.delete"
         name = _check_id(call, conversation)
         self._check_open(call)
-        if self._b_delete(name=name) == 0:
+        deleted, left = self._b_delete(name=name)
+        if deleted == 0:
             raise self._unknown(call, name)
+        self._left_in_damage(call, left)
         self._purge_or_warn(call)
 
     @clearly
@@ -419,10 +423,23 @@ class _Store(StoreCore):
         call = f"{self._kind}.delete_user"
         user_id = _check_id(call, user, "user")
         self._check_open(call)
-        n = self._b_delete(user=user_id)
+        n, left = self._b_delete(user=user_id)
         if n:
+            self._left_in_damage(call, left)
             self._purge_or_warn(call)
         return n
+
+    def _left_in_damage(self, call: str, left: int) -> None:
+        if left:
+            warnings.warn(
+                f"{self._label()}: {call}: deleted, but the rows of {left} conversation"
+                f"{'s' * (left != 1)} sit in damaged pages of the file and could not be "
+                f"overwritten; to be rid of their bytes, "
+                f"{salvage_advice(str(getattr(self, 'path', '')))} (it leaves them out), "
+                f"then delete this file",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     @clearly
     def recall(

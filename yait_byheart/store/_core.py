@@ -114,10 +114,14 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 def clearly(method: _F) -> _F:
     """The public store method `method`, its database errors raised as `StoreError`s."""
     name = method.__name__
+    # A call about one conversation names it: damage in one names where it is.
+    about_one = method.__code__.co_varnames[1:2] == ("conversation",)
 
     @functools.wraps(method)
     def wrapper(self: StoreCore, *args: Any, **kwargs: Any) -> Any:
-        with self._failing(f"{self._kind}.{name}"):
+        one = args[0] if args else kwargs.get("conversation")
+        shown = f"({one!r})" if about_one and isinstance(one, str) else ""
+        with self._failing(f"{self._kind}.{name}{shown}"):
             return method(self, *args, **kwargs)
 
     return cast(_F, wrapper)
@@ -468,16 +472,31 @@ class StoreCore:
                 cur = self._conn.execute(q["names_of_user"], (user,))
             return [str(r[0]) for r in cur.fetchall()]
 
-    def _b_delete(self, *, name: str | None = None, user: str | None = None) -> int:
+    def _b_delete(self, *, name: str | None = None, user: str | None = None) -> tuple[int, int]:
+        """Delete a conversation (or a user's): how many, and how many of them were kept in
+        damaged pages, so that only their conversation row could be deleted (SQLite: a write
+        that meets a damaged page spoils its whole transaction)."""
         dialect, q = self._dialect, self._dialect.sql
         select, value = (q["ids_by_name"], name) if name is not None else (q["ids_by_user"], user)
         children = [q["delete_" + table] for table in sql.CHILD_TABLES]
-        with self._lock, self._transaction(dialect.write_begin) as conn:
-            ids = [(r[0],) for r in conn.execute(select + dialect.lock_for_delete, (value,))]
-            if ids:
-                for statement in (*children, q["delete_conversation"]):
+        try:
+            with self._lock, self._transaction(dialect.write_begin) as conn:
+                ids = [(r[0],) for r in conn.execute(select + dialect.lock_for_delete, (value,))]
+                for statement in (*children, q["delete_conversation"]) if ids else ():
                     _many(conn, statement, ids)
-        return len(ids)
+            return len(ids), 0
+        except dialect.errors as exc:
+            if dialect.kind(exc) != "corrupt" or not dialect.orphans:
+                raise
+        # Their rows stay where they are, unreachable (ids are never given again) and marked
+        # so that `salvage` does not bring them back.
+        with self._lock, self._transaction(dialect.write_begin) as conn:
+            ids = [(r[0],) for r in conn.execute(select, (value,))]
+            _many(
+                conn, q["insert_meta"], [(f"deleted:{c}", "left in damaged pages") for (c,) in ids]
+            )
+            _many(conn, q["delete_conversation"], ids)
+        return len(ids), len(ids)
 
     def _b_purge(self) -> bool:
         return self._dialect.purge(self._conn)

@@ -175,6 +175,9 @@ class Dialect:
         conn.execute(q["set_last_conversation_id"], (str(new),))
         return True
 
+    #: Whether a conversation kept in damaged pages is deleted by its row alone (`_b_delete`).
+    orphans = True
+
     def purge(self, conn: Any) -> bool:
         # secure_delete already zeroed the rows in the pages; the old page images still sit in
         # the WAL until a checkpoint copies the new ones back and TRUNCATE empties the log.
@@ -225,6 +228,7 @@ class PostgresDialect(Dialect):
     unlocked_tries = 3
     raw = "{}"  # a text column holds valid UTF-8 by the server's own checks
     joined_turns = ""  # one round trip either way
+    orphans = False  # the server guards its own pages
     # VACUUM FULL locks the tables exclusively while it rewrites them: never implicit on a
     # database that other servers share.  Call purge() in a maintenance window instead.
     purges_implicitly = False
@@ -262,7 +266,12 @@ class PostgresDialect(Dialect):
     def write_one(
         self, conn: Any, statement: str, params: tuple[Any, ...], wait: float | None = None
     ) -> int:
-        return int(conn.execute(statement, params).rowcount)  # autocommit: one round trip
+        if wait is None:
+            return int(conn.execute(statement, params).rowcount)  # autocommit: one round trip
+        # A cache write: a row lock another connection holds is waited for `wait` at most.
+        with conn.transaction():
+            conn.execute(f"SET LOCAL lock_timeout = {max(1, int(wait * 1000))}")
+            return int(conn.execute(statement, params).rowcount)
 
     def begin_setup(self, conn: Any, where: str) -> None:
         conn.execute(self.write_begin)

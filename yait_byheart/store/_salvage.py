@@ -54,11 +54,12 @@ def read_damaged(path: str) -> Iterator[tuple[str, str | None, Any, dict[int, An
             _check_tables(path, conn)
             conversations = _rows(conn, "conversations", "id, name, user_id, CAST(head AS BLOB)")
             turns = _rows(conn, "turns", "conv, idx, CAST(record AS BLOB)")
+            deleted = {str(key) for (key,) in _rows(conn, "meta", "key")}
         finally:
             conn.close()
     by_conv: dict[Any, dict[int, Any]] = {}
     for conv, idx, record in turns:
-        if isinstance(idx, int):
+        if isinstance(idx, int) and f"deleted:{conv}" not in deleted:
             by_conv.setdefault(conv, {})[idx] = record
     for conv, name, user, head in conversations:
         if isinstance(name, str) and name and (user is None or isinstance(user, str)):
