@@ -697,7 +697,10 @@ class SQLiteStore(_Store):
     machine loses power before the next WAL checkpoint; ``"FULL"`` also survives power loss, at
     one fsync per append.  ``timeout`` is how long a write waits for another process's write.
     Deleted and redacted text is overwritten in the file (``secure_delete``) and the WAL is
-    truncated after each deletion or redaction.
+    truncated after each deletion or redaction.  An empty file (0 bytes) at ``path`` is made a
+    new store, as a missing one is (SQLite creates a new store's file empty before writing it,
+    so a second process opening it at that moment finds 0 bytes); the command line's read
+    commands refuse one.  On a filesystem mounted read-only the store opens for reading.
     """
 
     _kind = "SQLiteStore"
