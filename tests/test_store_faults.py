@@ -113,7 +113,7 @@ def test_a_damaged_file_is_reported_by_check_and_refused_elsewhere(damaged: str)
             with pytest.raises(StoreCorruptError) as caught:
                 call()
             message = str(caught.value)
-            assert damaged in message and "damaged" in message and ".recover" in message
+            assert damaged in message and "damaged" in message and "byheart salvage" in message
             assert "\n" not in message and not caught.value.retry
     assert Path(damaged).read_bytes() == before  # repair wrote nothing into damaged pages
 
@@ -123,7 +123,7 @@ def test_the_command_line_reports_a_damaged_file(
 ) -> None:
     code, out, err = _cli(capsys, "check", "--store", damaged)
     assert code == 1 and err == ""
-    assert "file: the database file is damaged" in out and ".recover" in out
+    assert "file: the database file is damaged" in out and "byheart salvage" in out
     assert "`repair` sets them aside" not in out  # that advice is for rows, not pages
     code, out, _ = _cli(capsys, "check", "--store", damaged, "--json")
     assert code == 1 and {d["table"] for d in json.loads(out)} == {"file"}
@@ -131,7 +131,7 @@ def test_the_command_line_reports_a_damaged_file(
         code, out, err = _cli(capsys, command[0], "--store", damaged, *command[1:])
         assert code == 3 and out == "", command
         _one_line(err)
-        assert "the database file is damaged" in err and ".recover" in err
+        assert "the database file is damaged" in err and "byheart salvage" in err
 
 
 def test_mcp_says_a_damaged_file_is_not_worth_retrying(damaged: str) -> None:

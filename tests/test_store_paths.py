@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from yait_byheart.store import SQLiteStore
+from yait_byheart.store import SQLiteStore, StoreCorruptError
 
 
 def refused(path: Path, error: type[Exception], why: str, fix: str) -> str:
@@ -55,7 +55,7 @@ def test_a_damaged_sqlite_file_is_refused_untouched(tmp_path: Path, tail: bytes)
     path = tmp_path / "chats.db"
     data = b"SQLite format 3\x00" + tail
     path.write_bytes(data)
-    refused(path, ValueError, "not a readable SQLite database", "pass another path")
+    refused(path, StoreCorruptError, "the database file is damaged", "byheart salvage")
     assert path.read_bytes() == data
 
 

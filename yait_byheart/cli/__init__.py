@@ -85,6 +85,14 @@ def _subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     add("check", "list every stored row that cannot be read (exit 1 if any)", store, as_json)
     add("repair", "set damaged rows aside (kept, never deleted) so the rest opens", store)
+    v = add(
+        "salvage",
+        "copy every turn a damaged store file still holds into a new store (--store); "
+        "exit 1 if some did not read",
+        store,
+        as_json,
+    )
+    v.add_argument("damaged", help="the damaged SQLite store file (only read)")
     m = add("mcp", "serve the store to MCP hosts over stdio (JSON-RPC lines)", store)
     m.add_argument("--budget", type=positive_int, default=20_000, help="new conversations' budget")
     m.add_argument(

@@ -19,6 +19,7 @@ from ..store import (
     StoreError,
     UnknownConversationError,
 )
+from ..store._failures import salvage_advice
 from ._demo import demo
 from ._io import (
     EXIT_FAILED,
@@ -201,9 +202,7 @@ def _check_summary(found: list[Damage], location: str) -> str:
     if any(d.table == "file" for d in found):
         # A damaged file is past what `repair` does (set rows aside): its pages are broken.
         return (
-            f"the database file is damaged; `repair` cannot mend a file: restore a backup, or "
-            f"copy out what SQLite can read: sqlite3 {shlex.quote(location)} .recover "
-            f"| sqlite3 recovered.db"
+            f"the database file is damaged; `repair` cannot mend a file: {salvage_advice(location)}"
         )
     rows = f"{len(found)} damaged row{'s' if len(found) != 1 else ''}"
     return f"{rows}; `repair` sets them aside (kept) so their conversations open"
@@ -231,6 +230,31 @@ def run_repair(args: argparse.Namespace) -> int:
     if not found:
         print("nothing to repair: no damaged rows")
     return EXIT_OK
+
+
+def run_salvage(args: argparse.Namespace) -> int:
+    with _store(args, create=True) as store:
+        copied = store.salvage(args.damaged)
+    if args.json:
+        _print_json([c._asdict() for c in copied])
+    for c in [] if args.json else copied:
+        lost = f"; lost turns {_ranges(c.lost)} (stored blank)" if c.lost else ""
+        settings = "; its settings did not read (stored with the defaults)" * c.settings_lost
+        print(f"{shown_id(c.conversation)}: {c.turns:,} turns copied{lost}{settings}")
+    if not copied:
+        raise CliError(f"{args.damaged}: no conversation in it still reads; restore a backup")
+    return EXIT_FAILED if any(c.lost or c.settings_lost for c in copied) else EXIT_OK
+
+
+def _ranges(indexes: list[int]) -> str:
+    """Turn indexes as runs: 3, 7-9."""
+    runs: list[list[int]] = []
+    for i in indexes:
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def run_mcp(args: argparse.Namespace) -> int:
@@ -278,6 +302,7 @@ COMMANDS: dict[str, Command] = {
         "stats": run_stats,
         "check": run_check,
         "repair": run_repair,
+        "salvage": run_salvage,
         "mcp": run_mcp,
     }.items()
 }

@@ -48,7 +48,8 @@ def store_location(args: argparse.Namespace) -> str:
 def open_store(location: str, *, create: bool) -> Store:
     """The store at `location` (a SQLite path or a postgresql:// DSN).
 
-    With ``create=False`` a missing SQLite file is reported (exit 1) instead of created.
+    With ``create=False`` a missing SQLite file, or an empty one, is reported (exit 1)
+    instead of being made into a store.
     """
     if location.startswith(_DSN_PREFIXES):
         try:
@@ -57,12 +58,25 @@ def open_store(location: str, *, create: bool) -> Store:
             raise CliError(str(exc), EXIT_STORE) from None
         except Exception as exc:  # psycopg's connection errors; psycopg is optional
             raise CliError(f"cannot open the PostgreSQL store: {exc}", EXIT_STORE) from None
-    if not create and not os.path.exists(location):
-        raise CliError(f"no store at {location!r} (nothing was created); check the path")
+    if not create:
+        _check_exists(location)
     try:
         return SQLiteStore(location)
     except (ValueError, TypeError, OSError, sqlite3.Error, StoreError) as exc:
         raise CliError(str(exc), EXIT_STORE) from None
+
+
+def _check_exists(path: str) -> None:
+    """A read command's store must already be one: a missing file is not created, and an
+    empty one (0 bytes: a store truncated by a failed copy, or a file made by `touch`) is not
+    silently made into a new store either."""
+    if not os.path.exists(path):
+        raise CliError(f"no store at {path!r} (nothing was created); check the path")
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise CliError(
+            f"no store at {path!r}: the file is empty (0 bytes), and it was left so; if it "
+            f"held a store, restore it from a backup; else check the path"
+        )
 
 
 class Progress:

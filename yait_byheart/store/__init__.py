@@ -66,6 +66,7 @@ import os
 import re
 import sqlite3
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
@@ -73,6 +74,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._record.load import collector_paused
+from . import _files
 from ._core import Loaded, StoreCore, clearly
 from ._dialects import Dialect, PostgresDialect
 from ._errors import (
@@ -87,6 +89,7 @@ from ._errors import (
     StoreUnavailableError,
     UnknownConversationError,
 )
+from ._failures import salvage_advice
 from ._journal import Journal, dumps
 from ._recall import Recalled, Recaller, RecallSource, check_retriever, check_when
 from ._rows import (
@@ -98,6 +101,7 @@ from ._rows import (
     state_problem,
     turn_damage,
 )
+from ._salvage import PLACEHOLDER, Salvaged, read_damaged, record
 from ._sql import SCHEMA_VERSION
 from ._vectors import StoredVectors
 
@@ -112,6 +116,7 @@ __all__ = [
     "RecallSource",
     "Recalled",
     "SQLiteStore",
+    "Salvaged",
     "SelectionNotSavedWarning",
     "StoreConflictError",
     "StoreCorruptError",
@@ -128,12 +133,13 @@ __all__ = [
 #: store write a new index snapshot (fewer do in shorter conversations: `snapshot_due`):
 #: 1,000 stretches re-index in about 0.05 s.
 SNAPSHOT_EVERY = 1_000
+# SQLite's busy_timeout is an int of milliseconds: about 24 days at most.
+_LONGEST_WAIT = 2_000_000
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
 _PG_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 # What `repair` leaves in place of a turn row it set aside: a blank, redacted turn, so the
 # turns after it keep their indices (and Memories that held the turn blank it too).
-_PLACEHOLDER = dumps({"role": "user", "text": "", "redacted": True})
+_PLACEHOLDER = dumps(PLACEHOLDER)
 _S = TypeVar("_S", bound="_Store")
 
 
@@ -142,6 +148,26 @@ def _memory_class() -> type[Memory]:
     from ..memory import Memory
 
     return Memory
+
+
+def _default_head() -> dict[str, Any]:
+    """A new Memory's stored head (format, version, default settings)."""
+    data = _memory_class()().to_dict()
+    return {k: v for k, v in data.items() if k not in ("turns", "state")}
+
+
+def _check_source(call: str, path: object, own: str) -> str:
+    """`salvage`'s damaged file: an existing file, not this store's own."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{call}: path must be a str or path, got {type(path).__name__}")
+    source = os.path.expanduser(os.fspath(path))
+    if not os.path.isfile(source):
+        raise ValueError(f"{call}({source!r}): no such file; pass the damaged store's path")
+    if own and os.path.exists(own) and os.path.samefile(source, own):
+        raise ValueError(
+            f"{call}({source!r}): that is this store's own file; salvage into a new store"
+        )
+    return source
 
 
 def _check_id(call: str, name: object, what: str = "conversation id") -> str:
@@ -189,44 +215,18 @@ def _give_cache(store: _Store, conversation: str, retriever: object) -> None:
         retriever.cache = store.vectors(conversation, name)  # type: ignore[attr-defined]
 
 
-def _check_sqlite_path(where: str, path: str) -> None:
-    """Refuse a path that cannot hold a store before sqlite3 touches (or creates) anything."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise StoreNotFoundError(
-            f"{where}: the folder {folder!r} does not exist, so no store file can be created "
-            f"there; create it first (os.makedirs) or pass a path in an existing folder"
-        )
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(_SQLITE_MAGIC))
-    except FileNotFoundError:
-        return  # a new store
-    except IsADirectoryError:
+def _check_timeout(call: str, timeout: object) -> None:
+    """Seconds to wait for a lock: a finite number from 0 to `_LONGEST_WAIT` (NaN would
+    otherwise fail deep in SQLite's own conversion, and SQLite counts milliseconds in an int)."""
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 <= timeout <= _LONGEST_WAIT  # False for NaN; no float() of a huge int
+    ):
         raise ValueError(
-            f"{where}: that is a directory; pass a file path such as 'chats.db'"
-        ) from None
-    except OSError as exc:
-        raise type(exc)(
-            f"{where}: the file cannot be read ({exc.strerror}); check its permissions"
-        ) from exc
-    if head and head != _SQLITE_MAGIC:
-        raise ValueError(
-            f"{where}: the file is not a SQLite database, "
-            f"so not a byheart store; it was left untouched; pass another path"
+            f"{call}: timeout must be a finite number of seconds from 0 to {_LONGEST_WAIT:,} "
+            f"(how long a write waits for another process's lock), got {timeout!r}"
         )
-
-
-def _is_unopenable(exc: sqlite3.DatabaseError) -> bool:
-    # A damaged file, or one SQLite cannot open; "database is locked" and the like pass as is.
-    return not isinstance(exc, sqlite3.OperationalError) or "unable to open" in str(exc)
-
-
-def _unopenable(where: str, exc: sqlite3.Error) -> ValueError:
-    return ValueError(
-        f"{where}: SQLite cannot open it as a database ({exc}); it was left untouched; "
-        f"check the file's and the folder's permissions, or pass another path"
-    )
 
 
 class _Store(StoreCore):
@@ -411,8 +411,10 @@ class _Store(StoreCore):
         call = f"{self._kind}.delete"
         name = _check_id(call, conversation)
         self._check_open(call)
-        if self._b_delete(name=name) == 0:
+        deleted, left = self._b_delete(name=name)
+        if deleted == 0:
             raise self._unknown(call, name)
+        self._left_in_damage(call, left)
         self._purge_or_warn(call)
 
     @clearly
@@ -421,10 +423,23 @@ class _Store(StoreCore):
         call = f"{self._kind}.delete_user"
         user_id = _check_id(call, user, "user")
         self._check_open(call)
-        n = self._b_delete(user=user_id)
+        n, left = self._b_delete(user=user_id)
         if n:
+            self._left_in_damage(call, left)
             self._purge_or_warn(call)
         return n
+
+    def _left_in_damage(self, call: str, left: int) -> None:
+        if left:
+            warnings.warn(
+                f"{self._label()}: {call}: deleted, but the rows of {left} conversation"
+                f"{'s' * (left != 1)} sit in damaged pages of the file and could not be "
+                f"overwritten; to be rid of their bytes, "
+                f"{salvage_advice(str(getattr(self, 'path', '')))} (it leaves them out), "
+                f"then delete this file",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     @clearly
     def recall(
@@ -537,14 +552,42 @@ class _Store(StoreCore):
         broken = [d for d in found if d.table == "file"]
         if broken:  # writing into damaged pages could spread the damage: touch nothing
             raise self._failure(call, ValueError("repair cannot mend a damaged file"), "corrupt")
-        defaults = _memory_class()().to_dict()
-        head = dumps({k: v for k, v in defaults.items() if k not in ("turns", "state")})
+        head = dumps(_default_head())
         by_name: dict[str, list[Damage]] = {}
         for damage in found:
             by_name.setdefault(damage.conversation, []).append(damage)
         for name, damages in by_name.items():
             self._b_set_aside(name, damages, _PLACEHOLDER, head)
         return found
+
+    @clearly
+    def salvage(self, path: str | os.PathLike[str]) -> list[Salvaged]:
+        """Copy every turn the damaged store file at ``path`` still holds into this store.
+
+        For a file that `check` reports damaged (or that no longer opens: truncated, its
+        header overwritten).  ``path`` is only read: it is copied to a private folder first.
+        Each conversation it still names is imported with its user and settings (the
+        defaults where they do not read); a turn that does not read becomes a blank,
+        redacted turn, so the others keep their indexes.  Refused, with nothing copied, when
+        this store already holds a conversation of the same id: salvage into a new store.
+        Returns what was copied, a `Salvaged` per conversation, lost turns named.
+        """
+        call = f"{self._kind}.salvage"
+        self._check_open(call)
+        source = _check_source(call, path, str(getattr(self, "path", "")))
+        found = list(read_damaged(source))
+        taken = sorted(set(self._b_names(None)) & {name for name, *_ in found})
+        if taken:
+            raise ValueError(
+                f"{call}({source!r}): this store already holds {', '.join(map(repr, taken))}; "
+                f"nothing was copied; salvage into a new store"
+            )
+        out = []
+        for name, user, head, rows in found:
+            data, lost = record(_default_head() if head is None else loads(head), rows)
+            self.import_(name, data, user=user)
+            out.append(Salvaged(name, user, len(data["turns"]) - len(lost), lost, head is None))
+        return out
 
     @clearly
     def quarantined(self, conversation: str) -> list[tuple[str, int | None, str]]:
@@ -654,7 +697,10 @@ class SQLiteStore(_Store):
     machine loses power before the next WAL checkpoint; ``"FULL"`` also survives power loss, at
     one fsync per append.  ``timeout`` is how long a write waits for another process's write.
     Deleted and redacted text is overwritten in the file (``secure_delete``) and the WAL is
-    truncated after each deletion or redaction.
+    truncated after each deletion or redaction.  An empty file (0 bytes) at ``path`` is made a
+    new store, as a missing one is (SQLite creates a new store's file empty before writing it,
+    so a second process opening it at that moment finds 0 bytes); the command line's read
+    commands refuse one.  On a filesystem mounted read-only the store opens for reading.
     """
 
     _kind = "SQLiteStore"
@@ -673,22 +719,26 @@ class SQLiteStore(_Store):
                 f"SQLiteStore: synchronous must be one of {', '.join(_SYNCHRONOUS)}, "
                 f"got {synchronous!r}"
             )
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout < 0:
-            raise ValueError(f"SQLiteStore: timeout must be seconds >= 0, got {timeout!r}")
+        _check_timeout("SQLiteStore", timeout)
         # "~/chats.db" from a config file: no shell expanded it (the command line does too).
         self.path = os.path.expanduser(os.fspath(path))
+        if not self.path:
+            raise ValueError(
+                "SQLiteStore(''): an empty path would make SQLite keep a private temporary "
+                "database, deleted with everything in it at close; pass a file path such as "
+                "'chats.db' (a Memory() without a store keeps a conversation in memory only)"
+            )
         where = f"SQLiteStore({self.path!r})"
-        _check_sqlite_path(where, self.path)
+        _files.check_path(where, self.path)
         self._dialect = Dialect()
         self._dialect.timeout = float(timeout)
+        # On a read-only filesystem the store opens for reading, as a read-only file does.
+        self._frozen = _files.read_only_filesystem(self.path)
         try:
-            # Autocommit mode: every transaction is explicit, so none is left open by accident.
-            self._conn = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-            )
+            self._conn = _files.connect(where, self.path, timeout, self._frozen)
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         except sqlite3.Error as exc:
-            raise _unopenable(where, exc) from exc
+            raise _files.unopenable(where, exc) from exc
         try:
             self._setup(where)
             self._conn.execute(f"PRAGMA synchronous = {synchronous.upper()}")
@@ -697,11 +747,24 @@ class SQLiteStore(_Store):
         except BaseException as exc:
             self._conn.close()
             self._closed = True
-            if isinstance(exc, sqlite3.DatabaseError) and _is_unopenable(exc):
-                raise _unopenable(where, exc) from exc
             if isinstance(exc, sqlite3.Error):
-                raise self._failure("opening it", exc) from exc
+                raise self._opening_failure(where, exc) from exc
             raise
+
+    def _opening_failure(self, where: str, exc: sqlite3.Error) -> Exception:
+        """The error for a file that failed to open: damaged (truncated, its pages broken),
+        refused by the filesystem, or the store's own error for the condition."""
+        if self._dialect.kind(exc) == "corrupt":  # a truncated file, a broken page
+            return self._failure("opening it", exc)
+        if not isinstance(exc, sqlite3.OperationalError) or "unable to open" in str(exc):
+            return _files.unopenable(where, exc)
+        return self._failure("opening it", exc)
+
+    def _failure(self, call: str, exc: BaseException, kind: str = "") -> StoreError:
+        kind = kind or self._dialect.kind(exc)
+        if self._frozen and kind == "read-only":
+            kind = "read-only filesystem"  # the fix is the mount, not the file's mode
+        return super()._failure(call, exc, kind)
 
 
 class PostgresStore(_Store):

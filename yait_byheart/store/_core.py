@@ -33,6 +33,10 @@ _FOLLOW = "Memory (catching up with other writers)"
 # What marks a redacted turn in its stored record (compact JSON, as every record is written):
 # inside a string the quotes would be escaped, so text cannot fake it.
 _REDACTED = '%"redacted":true%'
+# Seconds a cache write (the sticky selection, the index snapshot) waits for another
+# process's write lock before the call goes on without saving it: ample for other writers'
+# appends (microseconds each), short against one that holds the lock through a long import.
+CACHE_WAIT = 0.05
 # Keys per `IN (...)` list: under SQLite's oldest limit of 999 parameters per statement.
 _KEYS_PER_QUERY = 500
 
@@ -110,10 +114,14 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 def clearly(method: _F) -> _F:
     """The public store method `method`, its database errors raised as `StoreError`s."""
     name = method.__name__
+    # A call about one conversation names it: damage in one names where it is.
+    about_one = method.__code__.co_varnames[1:2] == ("conversation",)
 
     @functools.wraps(method)
     def wrapper(self: StoreCore, *args: Any, **kwargs: Any) -> Any:
-        with self._failing(f"{self._kind}.{name}"):
+        one = args[0] if args else kwargs.get("conversation")
+        shown = f"({one!r})" if about_one and isinstance(one, str) else ""
+        with self._failing(f"{self._kind}.{name}{shown}"):
             return method(self, *args, **kwargs)
 
     return cast(_F, wrapper)
@@ -204,7 +212,13 @@ class StoreCore:
         conn.execute("COMMIT")
 
     def _setup(self, where: str) -> None:
-        """Check the tables, upgrading an older layout or creating a new one."""
+        """Check the tables, upgrading an older layout or creating a new one.
+
+        A store already at this schema is only read, in a read transaction: opening it takes
+        no write lock, so it opens (and reads) while another process holds one."""
+        if self._schema(where) == sql.SCHEMA_VERSION:
+            self._dialect.after_setup(self._conn)
+            return
         conn, dialect, q = self._conn, self._dialect, self._dialect.sql
         try:
             dialect.begin_setup(conn, where)
@@ -236,23 +250,27 @@ class StoreCore:
             raise
         dialect.after_setup(conn)
 
-    def _setup_read_only(self, where: str) -> None:
-        """Check the tables of a store that refuses writes: it opens, for reading, only if it
-        needs no upgrade and is a byheart store already."""
+    def _schema(self, where: str) -> int | None:
+        """The store's schema version, read in a read transaction (None: no tables yet);
+        another application's database, or a newer schema, is refused."""
         conn, dialect = self._conn, self._dialect
         with self._transaction(dialect.read_begin):
             tables = dialect.tables(conn)
             if "meta" in tables:
-                meta = dict(conn.execute(dialect.sql["meta"]).fetchall())
-                version = check_meta(where, meta)
-            elif tables:
-                raise dialect.foreign(where, tables)
-        if "meta" not in tables or version < sql.SCHEMA_VERSION:
-            what = "create a new store" if "meta" not in tables else "upgrade its older layout"
-            raise StoreReadOnlyError(
-                f"{where}: the store is read-only, and opening it would {what}; nothing was "
-                f"changed; open it once with write access (to the file and its folder)"
-            )
+                return check_meta(where, dict(conn.execute(dialect.sql["meta"]).fetchall()))
+        if tables:
+            raise dialect.foreign(where, tables)
+        return None
+
+    def _setup_read_only(self, where: str) -> None:
+        """Refuse a store that refuses writes and would need them to open: a new store, or an
+        older layout to upgrade (`_setup` opens one at this schema without writing)."""
+        version = self._schema(where)
+        what = "create a new store" if version is None else "upgrade its older layout"
+        raise StoreReadOnlyError(
+            f"{where}: the store is read-only, and opening it would {what}; nothing was "
+            f"changed; open it once with write access (to the file and its folder)"
+        )
 
     def _b_load(self, name: str, *, joined: bool = False) -> Loaded | None:
         """The conversation as stored; with `joined`, its turn rows in one row where the
@@ -306,10 +324,20 @@ class StoreCore:
         return conv, 0
 
     def _b_snapshot(self, conv: int, seq: int, data: bytes) -> bool:
-        """Store an index snapshot if the conversation's seq is still `seq`; False if not."""
+        """Store an index snapshot if the conversation's seq is still `seq`; False if not, or
+        if another process held the write lock past `CACHE_WAIT` (a cache: not worth waiting)."""
+        statement = self._dialect.sql["write_snapshot"]
+        return self._cache_write(statement, (data, conv, seq)) == 1
+
+    def _cache_write(self, statement: str, params: tuple[Any, ...]) -> int | None:
+        """Run one write of a cache; its rowcount, or None if the lock stayed held."""
         with self._lock:
-            statement = self._dialect.sql["write_snapshot"]
-            return self._dialect.write_one(self._conn, statement, (data, conv, seq)) == 1
+            try:
+                return self._dialect.write_one(self._conn, statement, params, CACHE_WAIT)
+            except self._db_errors as exc:
+                if self._dialect.kind(exc) != "busy":
+                    raise
+                return None
 
     # -- what a bound Memory's journal does -------------------------------------------------
 
@@ -377,14 +405,15 @@ class StoreCore:
             conn.execute(q["drop_snapshot"], (conv,))
         self._purge_or_warn(call)
 
-    def _b_state(self, call: str, name: str, conv: int, payload: str) -> None:
-        """Store the sticky state as this Memory last chose it.  No conflict check: it is each
-        process's cache of what it sent, and the last writer's is as good as any."""
+    def _b_state(self, call: str, name: str, conv: int, payload: str) -> bool:
+        """Store the sticky state as this Memory last chose it; False if another process held
+        the write lock past `CACHE_WAIT`.  No conflict check: it is each process's cache of
+        what it sent, and the last writer's is as good as any."""
         self._check_open(call)
-        with self._lock:
-            statement = self._dialect.sql["write_state"]
-            if self._dialect.write_one(self._conn, statement, (payload, conv)) != 1:
-                raise self._gone(call, name)
+        count = self._cache_write(self._dialect.sql["write_state"], (payload, conv))
+        if count == 0:
+            raise self._gone(call, name)
+        return count is not None
 
     def _b_set_aside(self, name: str, damages: list[Damage], placeholder: str, head: str) -> int:
         """Move `damages` (rows of conversation `name`) to the quarantine table, in one
@@ -443,16 +472,31 @@ class StoreCore:
                 cur = self._conn.execute(q["names_of_user"], (user,))
             return [str(r[0]) for r in cur.fetchall()]
 
-    def _b_delete(self, *, name: str | None = None, user: str | None = None) -> int:
+    def _b_delete(self, *, name: str | None = None, user: str | None = None) -> tuple[int, int]:
+        """Delete a conversation (or a user's): how many, and how many of them were kept in
+        damaged pages, so that only their conversation row could be deleted (SQLite: a write
+        that meets a damaged page spoils its whole transaction)."""
         dialect, q = self._dialect, self._dialect.sql
         select, value = (q["ids_by_name"], name) if name is not None else (q["ids_by_user"], user)
         children = [q["delete_" + table] for table in sql.CHILD_TABLES]
-        with self._lock, self._transaction(dialect.write_begin) as conn:
-            ids = [(r[0],) for r in conn.execute(select + dialect.lock_for_delete, (value,))]
-            if ids:
-                for statement in (*children, q["delete_conversation"]):
+        try:
+            with self._lock, self._transaction(dialect.write_begin) as conn:
+                ids = [(r[0],) for r in conn.execute(select + dialect.lock_for_delete, (value,))]
+                for statement in (*children, q["delete_conversation"]) if ids else ():
                     _many(conn, statement, ids)
-        return len(ids)
+            return len(ids), 0
+        except dialect.errors as exc:
+            if dialect.kind(exc) != "corrupt" or not dialect.orphans:
+                raise
+        # Their rows stay where they are, unreachable (ids are never given again) and marked
+        # so that `salvage` does not bring them back.
+        with self._lock, self._transaction(dialect.write_begin) as conn:
+            ids = [(r[0],) for r in conn.execute(select, (value,))]
+            _many(
+                conn, q["insert_meta"], [(f"deleted:{c}", "left in damaged pages") for (c,) in ids]
+            )
+            _many(conn, q["delete_conversation"], ids)
+        return len(ids), len(ids)
 
     def _b_purge(self) -> bool:
         return self._dialect.purge(self._conn)

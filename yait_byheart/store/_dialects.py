@@ -82,8 +82,9 @@ class Dialect:
         problems = [str(r[0]) for r in rows if r[0] != "ok"]
         return [f"SQLite's own check: {p}" for p in problems]
 
-    def begin(self, conn: Any, statement: str) -> None:
-        """Open a transaction; a write one waits for the write lock by polling it.
+    def begin(self, conn: Any, statement: str, wait: float | None = None) -> None:
+        """Open a transaction; a write one waits for the write lock by polling it (for `wait`
+        seconds, default the store's timeout).
 
         SQLite's own busy handler sleeps 1, 2, 5, 10 ... 100 ms between tries, so under a
         steady stream of short writes from several processes the lock often sits free while
@@ -95,14 +96,16 @@ class Dialect:
             return
         conn.execute("PRAGMA busy_timeout = 0")
         try:
-            _poll_write_lock(conn, statement, self.timeout)
+            _poll_write_lock(conn, statement, self.timeout if wait is None else wait)
         finally:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
 
-    def write_one(self, conn: Any, statement: str, params: tuple[Any, ...]) -> int:
+    def write_one(
+        self, conn: Any, statement: str, params: tuple[Any, ...], wait: float | None = None
+    ) -> int:
         """Run one write statement in its own transaction (waiting as `begin` does); its
         rowcount."""
-        self.begin(conn, self.write_begin)
+        self.begin(conn, self.write_begin, wait)
         try:
             count = int(conn.execute(statement, params).rowcount)
         except BaseException:
@@ -143,8 +146,15 @@ class Dialect:
     def after_setup(self, conn: Any) -> None:
         # WAL lets readers read while a writer writes, and makes a commit one append to the log.
         # It is stored in the file, so only a new store (or one someone switched back) sets it.
-        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+            return
+        try:
             conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:
+            # Switching takes the whole file: another process holding it, or a store that
+            # refuses writes, keeps its journal mode and still opens.
+            if self.kind(exc) not in ("busy", "read-only", "read-only folder"):
+                raise
 
     def insert_turns(self, conn: Any, conv: int, records: list[str]) -> None:
         conn.executemany(self.sql["insert_turn"], [(conv, i, r) for i, r in enumerate(records)])
@@ -164,6 +174,9 @@ class Dialect:
             return False
         conn.execute(q["set_last_conversation_id"], (str(new),))
         return True
+
+    #: Whether a conversation kept in damaged pages is deleted by its row alone (`_b_delete`).
+    orphans = True
 
     def purge(self, conn: Any) -> bool:
         # secure_delete already zeroed the rows in the pages; the old page images still sit in
@@ -215,6 +228,7 @@ class PostgresDialect(Dialect):
     unlocked_tries = 3
     raw = "{}"  # a text column holds valid UTF-8 by the server's own checks
     joined_turns = ""  # one round trip either way
+    orphans = False  # the server guards its own pages
     # VACUUM FULL locks the tables exclusively while it rewrites them: never implicit on a
     # database that other servers share.  Call purge() in a maintenance window instead.
     purges_implicitly = False
@@ -246,11 +260,18 @@ class PostgresDialect(Dialect):
     def integrity(self, conn: Any) -> list[str]:
         return []  # the server checks its own pages (data_checksums), not a client
 
-    def begin(self, conn: Any, statement: str) -> None:
+    def begin(self, conn: Any, statement: str, wait: float | None = None) -> None:
         conn.execute(statement)  # row locks wait in the server's queue
 
-    def write_one(self, conn: Any, statement: str, params: tuple[Any, ...]) -> int:
-        return int(conn.execute(statement, params).rowcount)  # autocommit: one round trip
+    def write_one(
+        self, conn: Any, statement: str, params: tuple[Any, ...], wait: float | None = None
+    ) -> int:
+        if wait is None:
+            return int(conn.execute(statement, params).rowcount)  # autocommit: one round trip
+        # A cache write: a row lock another connection holds is waited for `wait` at most.
+        with conn.transaction():
+            conn.execute(f"SET LOCAL lock_timeout = {max(1, int(wait * 1000))}")
+            return int(conn.execute(statement, params).rowcount)
 
     def begin_setup(self, conn: Any, where: str) -> None:
         conn.execute(self.write_begin)

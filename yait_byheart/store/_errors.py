@@ -63,8 +63,9 @@ class StoreFullError(StoreError):
 
 
 class StoreCorruptError(StoreError):
-    """The database file itself is damaged (not one row: its pages); ``byheart check`` lists
-    what is still readable.  Restore a backup, or copy out what SQLite can read (``.recover``)."""
+    """The database file itself is damaged (not one row: its pages, or its header); ``byheart
+    check`` lists what is still readable.  Restore a backup, or copy every turn that still
+    reads into a new store: ``byheart salvage DAMAGED --store NEW`` (`salvage`)."""
 
 
 class StoreNotFoundError(StoreError, FileNotFoundError):
@@ -72,9 +73,10 @@ class StoreNotFoundError(StoreError, FileNotFoundError):
 
 
 class SelectionNotSavedWarning(RuntimeWarning):
-    """``compose`` on a store that refuses writes (read-only or full): the messages are
-    returned as always, but the sticky selection (a cache) was not stored, so another process
-    that opens the conversation selects afresh."""
+    """``compose`` on a store that refuses writes (read-only or full), or whose write lock
+    another process holds (a compose does not wait for a writer): the messages are returned as
+    always, but the sticky selection (a cache) was not stored, so another process that opens
+    the conversation selects afresh."""
 
 
 # Their public home, for tracebacks and pickling.

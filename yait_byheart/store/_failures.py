@@ -71,7 +71,7 @@ def failure(store: str, call: str, kind: str, exc: BaseException, path: str = ""
             f"{where}: cannot reach the database server ({detail}); check the DSN and that the "
             f"server is running, then try again"
         )
-    if kind in ("read-only", "read-only folder"):
+    if kind in ("read-only", "read-only folder", "read-only filesystem"):
         return StoreReadOnlyError(f"{where}: {_read_only(kind, detail, path)}")
     if kind == "full":
         return StoreFullError(
@@ -95,14 +95,16 @@ def _read_only(kind: str, detail: str, path: str) -> str:
             f"a WAL-mode store to read it ({detail}); nothing was changed; make the folder "
             f"writable for this user, or open a copy in a writable folder"
         )
-    fix = (
-        "give this user write access to the file and its folder"
-        if path
-        else "connect as a role that may write, outside a read-only transaction"
-    )
+    if kind == "read-only filesystem":
+        fix = "remount its filesystem read-write, or copy the store to a writable one"
+    elif path:
+        fix = "give this user write access to the file and its folder"
+    else:
+        fix = "connect as a role that may write, outside a read-only transaction"
+    what = "on a filesystem mounted read-only" if kind == "read-only filesystem" else ""
     return (
-        f"the store is read-only ({detail}); this change was not stored, and reads still "
-        f"work; to write, {fix}"
+        f"the store is read-only{' ' * bool(what)}{what} ({detail}); this change was not "
+        f"stored, and reads still work; to write, {fix}"
     )
 
 
@@ -114,6 +116,13 @@ def _corrupt(detail: str, path: str) -> str:
         )
     return (
         f"the database file is damaged ({detail}); nothing was changed; `byheart check` "
-        f"lists what can still be read; restore a backup, or copy out what SQLite can read: "
-        f"sqlite3 {shlex.quote(path)} .recover | sqlite3 recovered.db"
+        f"lists what can still be read; {salvage_advice(path)}"
+    )
+
+
+def salvage_advice(path: str) -> str:
+    """What to do with a damaged store file: the command that copies what it still holds."""
+    return (
+        f"restore a backup, or copy every turn that still reads into a new store: "
+        f"byheart salvage {shlex.quote(path)} --store recovered.db"
     )

@@ -142,14 +142,21 @@ class Journal:
     def state_changed(self, state: dict[str, Any]) -> None:
         """Store the sticky selection; a store that refuses writes gets a warning, not an
         error: for the caller a compose is a read, and the selection is a cache."""
-        call = f"{_COMPOSE} (bound to {type(self._store).__name__})"
+        store = self._store
+        call = f"{_COMPOSE} (bound to {type(store).__name__})"
         try:
-            with self._store._failing(call):
-                self._store._b_state(call, self._name, self._conv, dumps(state))
-        except _UNWRITABLE as exc:
-            warnings.warn(
-                f"{exc} (the messages were composed; only the sticky selection, a cache, "
-                f"was not saved)",
-                SelectionNotSavedWarning,
-                stacklevel=3,
+            with store._failing(call):
+                if store._b_state(call, self._name, self._conv, dumps(state)):
+                    return
+            why = (
+                f"{store._label()}: {call}: another process holds the store's write lock, "
+                f"and a compose does not wait for a writer"
             )
+        except _UNWRITABLE as exc:
+            why = str(exc)
+        warnings.warn(
+            f"{why} (the messages were composed; only the sticky selection, a cache, "
+            f"was not saved)",
+            SelectionNotSavedWarning,
+            stacklevel=3,
+        )

@@ -14,6 +14,7 @@ deleted or blanked since is never returned, and no row of another user's can be.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from .._retrieval.ranker import retrieved
 from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
 from .._turns.settings import Tuning
+from ._failures import salvage_advice
 from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
 
 if TYPE_CHECKING:
@@ -142,12 +144,31 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     with store._lock, store._transaction(dialect.read_begin) as conn:
         changed = ui.changed(conn, *where)
     for conv, seq in changed:
-        with store._lock, store._transaction(dialect.read_begin) as conn:
-            ui.follow(conn, *where, conv, seq)
+        try:
+            with store._lock, store._transaction(dialect.read_begin) as conn:
+                ui.follow(conn, *where, conv, seq)
+        except dialect.errors as exc:
+            if dialect.kind(exc) != "corrupt":
+                raise
+            _skipped(store, conv.name, exc)  # the rest of the user's conversations still read
+            continue
         ui.feed()  # a conversation's texts at a time (not the user's all at once), unlocked
     if changed:
         ui.warm()
     ui.feed()  # the deleted conversations' stretches
+
+
+def _skipped(store: StoreCore, name: str, exc: BaseException) -> None:
+    """Say that conversation `name`, kept in damaged pages, was left out of a recall."""
+    detail = " ".join(str(exc).split())
+    path = str(getattr(store, "path", ""))
+    warnings.warn(
+        f"{store._label()}: recall left out conversation {name!r}: the database file is "
+        f"damaged where it is kept ({detail}); "
+        f"{salvage_advice(path) if path else 'restore a backup'}",
+        RuntimeWarning,
+        stacklevel=5,
+    )
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:
@@ -285,7 +306,13 @@ def _read(
             first, last = p.stretches[0], p.stretches[-1]
             span = (docs.first_turn[first], docs.first_piece[first],
                     docs.last_turn[last], docs.last_piece[last])  # fmt: skip
-            rows = conn.execute(sql, (p.conv, user, span[0], span[2])).fetchall()
+            try:
+                rows = conn.execute(sql, (p.conv, user, span[0], span[2])).fetchall()
+            except dialect.errors as exc:
+                if dialect.kind(exc) != "corrupt":
+                    raise
+                _skipped(store, p.name, exc)
+                continue
             found = _rendered(rows, *span)
             if found is not None:
                 text, turns, dates = found
