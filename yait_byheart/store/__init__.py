@@ -68,11 +68,12 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from datetime import date
+from datetime import date, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._record.load import collector_paused
+from .._turns.ingest import question, read_when, when_label
 from ._core import Loaded, StoreCore, clearly
 from ._dialects import Dialect, PostgresDialect
 from ._errors import (
@@ -88,7 +89,7 @@ from ._errors import (
     UnknownConversationError,
 )
 from ._journal import Journal, dumps
-from ._recall import Recalled, Recaller, RecallSource, check_retriever, check_when
+from ._recall import Recalled, Recaller, RecallSource, check_retriever
 from ._rows import (
     Damage,
     head_problem,
@@ -177,7 +178,8 @@ def _recall_args(
     names = _check_exclude(call, exclude)
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"{call}: budget must be an int >= 1 (characters), got {budget!r}")
-    check_when(call, when)
+    if when_label(call, when):  # None or "": no date
+        read_when(call, when, memory=False)
     check_retriever(call, retriever)
     return user, names
 
@@ -429,7 +431,7 @@ class _Store(StoreCore):
     @clearly
     def recall(
         self, query: str, *, user: str | None, budget: int = 6_000,
-        exclude: str | Sequence[str] = (), when: str | date | None = None,
+        exclude: str | Sequence[str] = (), when: str | date | datetime | None = None,
         retriever: Any = None,
     ) -> list[Recalled]:  # fmt: skip
         """What ``user`` said in their stored conversations that matters for ``query``.
@@ -440,24 +442,24 @@ class _Store(StoreCore):
         "Recall across conversations").  Only ``user``'s conversations are read; ``user=None``
         (a conversation without a user) recalls nothing.  ``exclude``: conversation ids left
         out (the one asking).  ``when``: the date relative dates in the query are read
-        against ("last weekend"); None leaves them unread.  What `delete`, `delete_user`
-        and a redaction took out, by any process, is never returned.  ``retriever``: an
-        incremental retriever (e.g. `yait_byheart.semantic.Hybrid`) fused into the ranking as
-        compose fuses one; the store feeds it ``user``'s stretches alone, so pass one object
-        per user.
+        against ("last weekend"); None or "" leaves them unread.  The query and ``when`` are
+        read and refused as `Memory.compose` reads and refuses them (a blank query, a lone
+        surrogate, a date it cannot read).  What `delete`, `delete_user` and a redaction took
+        out, by any process, is never returned.  ``retriever``: an incremental retriever
+        (e.g. `yait_byheart.semantic.Hybrid`) fused into the ranking as compose fuses one; the
+        store feeds it ``user``'s stretches alone, so pass one object per user.
         """
         call = f"{self._kind}.recall"
-        if not isinstance(query, str):
-            raise TypeError(f"{call}: query must be a str, got {type(query).__name__}")
+        asked = question(call, query, when, memory=False)  # read as compose reads one
         user, names = _recall_args(call, user, exclude, budget, when, retriever)
         self._check_open(call)
-        if user is None or not query.strip():
+        if user is None:
             return []
-        return self._recaller.recall(self, query, user, budget, names, when, retriever, call)
+        return self._recaller.recall(self, asked.shown, user, budget, names, retriever, call)
 
     def recall_source(
         self, *, user: str | None, exclude: str | Sequence[str] = (), budget: int = 6_000,
-        when: str | date | None = None, retriever: Any = None,
+        when: str | date | datetime | None = None, retriever: Any = None,
     ) -> RecallSource:  # fmt: skip
         """``user``'s other conversations as ``Memory(external=...)`` material (rule 4).
 
