@@ -72,6 +72,7 @@ from datetime import date, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._dates.resolve import parse_when
 from .._record.load import collector_paused
 from .._turns.ingest import question, read_when, when_label
 from ._core import Loaded, StoreCore, clearly
@@ -182,6 +183,22 @@ def _recall_args(
         read_when(call, when, memory=False)
     check_retriever(call, retriever)
     return user, names
+
+
+def _check_dates(mem: Any, turns: list[Any]) -> None:
+    """Refuse a turn dated with a label `mem.append` would refuse ("32 May 2023"), as append
+    does: with `resolve_time` on, a turn's `when` must be a date."""
+    if not mem.resolve_time:
+        return  # free-form labels are what such a Memory keeps
+    labels = {t.get("when") for t in turns if isinstance(t, dict)}  # few distinct: read once
+    for label in sorted(w for w in labels if isinstance(w, str) and w.strip()):
+        if parse_when(label, mem.date_order) is None:
+            first = next(i for i, t in enumerate(turns) if t.get("when") == label)
+            raise ValueError(
+                f"turn {first} has when={label!r}, which is not a date append takes (e.g. "
+                "'8 May 2023' or an ISO date); fix it, or export from a Memory built with "
+                "resolve_time=False to keep free-form labels"
+            )
 
 
 def _give_cache(store: _Store, conversation: str, retriever: object) -> None:
@@ -393,7 +410,9 @@ class _Store(StoreCore):
         if not isinstance(turns, list):
             raise ValueError(f"{call}: data has no 'turns' list; pass Memory.to_dict() output")
         try:
-            snapshot = _memory_class().from_dict(dict(data)).index_snapshot(layout=True)
+            mem = _memory_class().from_dict(dict(data))
+            _check_dates(mem, turns)
+            snapshot = mem.index_snapshot(layout=True)
             head = dumps({k: v for k, v in data.items() if k not in ("turns", "state")})
             rows = [dumps(t) for t in turns]
             state = dumps(data["state"]) if "state" in data else None
