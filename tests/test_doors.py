@@ -131,7 +131,9 @@ def db(tmp_path: Path) -> str:
 
 
 def test_cli_usage_errors_exit_2(db: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert "blank" in _usage_error(capsys, "recall", "tulips", "--user", "", "--store", db)
+    assert "empty" in _usage_error(capsys, "recall", "tulips", "--user", "", "--store", db)
+    for empty in (["delete-user", ""], ["show", ""], ["conversations", "--user", ""]):
+        assert "empty" in _usage_error(capsys, *empty, "--store", db)
     err = _usage_error(capsys, "recall", "q", "--user", "u", "--when", "32 May 2023", "--store", db)
     assert "cannot read a date in '32 May 2023'" in err and "None" not in err
     err = _usage_error(
@@ -223,6 +225,9 @@ def test_mcp_recall_across_takes_when(backend: Backend) -> None:
         assert not is_error and "Mount Tamalpais" in text
         text, _, is_error = tools.call("recall_across", {**ask, "when": "32 May 2023"})
         assert is_error and "cannot read a date" in text and "None" not in text
+        for name, args in (("recall_across", {"user": "u"}), ("recall", {"conversation": "diary"})):
+            text, _, is_error = tools.call(name, {**args, "query": "  "})
+            assert is_error and "query is blank" in text and "Memory" not in text, name
 
 
 def test_mcp_a_read_only_store_is_reported_once_cleanly(backend: Backend) -> None:

@@ -380,8 +380,10 @@ class Memory:
     def from_dict(
         cls, data: dict[str, Any], *, index_snapshot: bytes | None = None, **settings: Any
     ) -> Memory:
-        """Rebuild a Memory saved by `to_dict`; `settings` override the saved ones and must
-        supply every callable the data names (`config["callables"]`).
+        """Rebuild a Memory saved by `to_dict`; `settings` override the saved ones and supply
+        the callables the data names (`config["callables"]`): without `measure` or
+        `boundaries` it is refused; without `retriever` or `external` (which only add
+        candidates) it is built without them and a `MissingCallableWarning` says so.
 
         The sticky selection is kept only if it was chosen under the same `budget`, `chunk`,
         `stability` and `ceiling` over the same entries; otherwise it is discarded and the next
@@ -393,14 +395,15 @@ class Memory:
                 instead of re-indexing when they match the turns, ignored otherwise
                 (default None: re-index). With the layout, the turns it holds are stored as
                 measured then, if the settings it depends on and the turns are the same.
-            **settings: Settings overriding the saved ones (any `Memory` argument); they must
-                supply every callable the data names.
+            **settings: Settings overriding the saved ones (any `Memory` argument), and the
+                callables the data names.
 
         Returns:
             A Memory that continues exactly where the saved one stopped.
 
         Raises:
-            ValueError: `data` is not a saved Memory, or a named callable is missing.
+            ValueError: `data` is not a saved Memory, or a named `measure` or `boundaries`
+                is missing.
         """
         saved = load.parse(data, settings)
         try:

@@ -58,10 +58,11 @@ def seconds(text: str) -> float:
     return value
 
 
-def a_user(text: str) -> str:
-    """An argparse type: a user id that says something (as the store's calls require)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is blank; pass the user's id")
+def an_id(text: str) -> str:
+    """An argparse type: a conversation or user id, a non-empty string (as the store's calls
+    require one)."""
+    if not text:
+        raise argparse.ArgumentTypeError("the id is empty; pass a non-empty id")
     return text
 
 
@@ -105,11 +106,13 @@ def _subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     d.add_argument("--budget", type=positive_int, default=1_200, help="characters (default 1200)")
     d.add_argument("--width", type=int, default=100, help="wrap at this width (0: do not wrap)")
     add("conversations", "list the stored conversation ids", store, as_json).add_argument(
-        "--user", help="only this user's conversations"
+        "--user", type=an_id, help="only this user's conversations"
     )
-    add("show", "print a conversation's turns", store, as_json).add_argument("conversation")
+    add("show", "print a conversation's turns", store, as_json).add_argument(
+        "conversation", type=an_id
+    )
     c = add("compose", "print what compose would send (the stored state is not changed)", store)
-    c.add_argument("conversation")
+    c.add_argument("conversation", type=an_id)
     c.add_argument("query")
     c.add_argument("--budget", type=positive_int, help="characters (default: the stored budget)")
     c.add_argument("--when", type=a_date, default="", help="when the query is asked")
@@ -117,26 +120,30 @@ def _subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     r = add("recall", "print what a user said in their stored conversations about a query", store)
     r.add_argument("query")
     r.add_argument(
-        "--user", type=a_user, required=True, help="whose conversations (only theirs are read)"
+        "--user", type=an_id, required=True, help="whose conversations (only theirs are read)"
     )
-    r.add_argument("--exclude", action="append", metavar="CONVERSATION", help="leave it out")
+    r.add_argument(
+        "--exclude", type=an_id, action="append", metavar="CONVERSATION", help="leave it out"
+    )
     r.add_argument("--budget", type=positive_int, default=6_000, help="characters (default 6000)")
     r.add_argument("--when", type=a_date, default="", help="the date the query's dates are read by")
     r.add_argument("--json", action="store_true", help="print the passages as JSON")
     e = add("export", "write a conversation as JSON (Memory.to_dict())", store)
-    e.add_argument("conversation")
+    e.add_argument("conversation", type=an_id)
     e.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     e.add_argument("--indent", type=int, help="pretty-print with this indent")
     i = add("import", "store a JSON file written by export as a new conversation", store)
-    i.add_argument("conversation")
+    i.add_argument("conversation", type=an_id)
     i.add_argument("file", help="the JSON file; - reads stdin")
-    i.add_argument("--user", help="record this user as the conversation's owner")
+    i.add_argument("--user", type=an_id, help="record this user as the conversation's owner")
     add("delete", "delete a conversation (its bytes are overwritten)", store).add_argument(
-        "conversation"
+        "conversation", type=an_id
     )
-    add("delete-user", "delete every conversation of a user", store).add_argument("user")
+    add("delete-user", "delete every conversation of a user", store).add_argument(
+        "user", type=an_id
+    )
     add("stats", "the store's size, or one conversation's counters", store, as_json).add_argument(
-        "conversation", nargs="?"
+        "conversation", nargs="?", type=an_id
     )
     add("check", "list every stored row that cannot be read (exit 1 if any)", store, as_json)
     add("repair", "set damaged rows aside (kept, never deleted) so the rest opens", store)
@@ -146,7 +153,7 @@ def _subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "--max-text", type=positive_int, default=100_000, help="longest turn remember accepts"
     )
     m.add_argument(
-        "--user", type=a_user, help="serve this user's conversations only (default: every user's)"
+        "--user", type=an_id, help="serve this user's conversations only (default: every user's)"
     )
 
 

@@ -246,7 +246,7 @@ class Tools:
         return text, {"conversation": conversation, "turn": index, "turns": len(mem)}, False
 
     def _recall(self, args: dict[str, Any]) -> Answer:
-        conversation, query = args["conversation"], args["query"]
+        conversation, query = args["conversation"], _asked(args["query"])
         mem = self._memory(conversation, create=False)
         if "budget" in args and int(args["budget"]) != mem.budget:
             # A one-off budget: a fresh Memory, so the kept one keeps its own settings (the
@@ -270,7 +270,7 @@ class Tools:
         return head + messages_text(earlier), structured, False
 
     def _recall_across(self, args: dict[str, Any]) -> Answer:
-        user, query = self._whose(args.get("user")), args["query"]
+        user, query = self._whose(args.get("user")), _asked(args["query"])
         if user is None:
             raise ValueError("missing argument 'user'")
         _check_when(None, args.get("when", ""), query)
@@ -318,6 +318,14 @@ class Tools:
         # One id per line, as the CLI prints them: an id with a line break is quoted.
         text = "\n".join(map(shown_id, names)) if names else "no conversations stored"
         return text, {"conversations": names}, False
+
+
+def _asked(query: str) -> str:
+    """A query that says something, as compose and store.recall require (said here in the
+    tool's terms: their messages name Python calls)."""
+    if not query.strip():
+        raise ValueError("query is blank; pass the user's new message or question")
+    return query
 
 
 def _check_when(mem: Memory | None, when: str | datetime, text: str) -> None:
