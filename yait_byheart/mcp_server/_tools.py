@@ -174,15 +174,17 @@ class Tools:
 
     def _warning_once(self, run: Callable[[dict[str, Any]], Answer], args: Any) -> Answer:
         """`run(args)`, the warnings it gives logged in a line each, once per kind a server
-        runs (a read-only store warns on every compose: its stderr must not fill up)."""
+        runs (a read-only store warns on every compose: its stderr must not fill up); with no
+        `log`, they go to Python's warnings as any library's do."""
+        if self.log is None:
+            return run(args)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             answer = run(args)
         for w in caught:
             if w.category not in self._warned:
                 self._warned.add(w.category)
-                if self.log is not None:
-                    self.log(f"{w.category.__name__}: {w.message} (said once)")
+                self.log(f"{w.category.__name__}: {w.message} (said once)")
         return answer
 
     def _whose(self, asked: str | None) -> str | None:
