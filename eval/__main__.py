@@ -31,6 +31,7 @@ COMMANDS: dict[str, Command] = {
     "bench-recall": Command(
         "eval.bench_recall", "recall across 1,000 conversations of one user: speed, memory"
     ),
+    "bench-import": Command("eval.bench_import", "import yait_byheart in a fresh process"),
     "bench-concurrency": Command(
         "eval.bench_concurrency", "many processes on one conversation: throughput, errors"
     ),

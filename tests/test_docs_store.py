@@ -31,4 +31,14 @@ def test_example_runs(block: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
             pytest.skip("BYHEART_TEST_PG_DSN is not set (bash .ci/postgres.sh sets it)")
         pytest.importorskip("psycopg")
     monkeypatch.chdir(tmp_path)  # the examples write chats.db and vectors.db
-    exec(compile(block, str(DOC), "exec"), {"__name__": "docs_example"})
+    for _ in range(2):  # a reader runs an example again in the same folder (issue 45)
+        exec(compile(block, str(DOC), "exec"), {"__name__": "docs_example"})
+
+
+def test_the_module_table_names_files_that_exist() -> None:
+    """docs/store.md's "How the code is laid out" names the store's modules as they are."""
+    section = DOC.read_text().split("## How the code is laid out", 1)[1].split("\n## ", 1)[0]
+    named = re.findall(r"`(_?[a-z_]+\.py)`", section)
+    store = DOC.parents[1] / "yait_byheart" / "store"
+    assert len(named) >= 10
+    assert [name for name in named if not (store / name).exists()] == []

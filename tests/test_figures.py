@@ -187,3 +187,57 @@ def test_named_settings_exist() -> None:
             assert any(re.search(rf"^{name}\b", s.read_text(), re.M) for s in sources), (
                 f"{page.name}: no {name} in {file}"
             )
+
+
+# -- every measured figure on every page (issue 45) -------------------------------------------
+
+_N = r"\d[\d,]*(?:\.\d+)?"
+# A measured figure: numbers joined by "-", "/", "to", "and" or "against", then a unit of time
+# or size ("69-79 µs", "1.51 / 3.71 ms", "126 MB").
+_MEASURED = re.compile(
+    rf"(?<![\w.,-])({_N}(?:\s?(?:-|–|/|to|and|against)\s?{_N})*)\s?(ms|µs|us|s|MB|KB|GB)(?!\w)"
+)
+_UNITS = ("ms", "µs", "s", "MB", "KB", "GB")
+# Figures with a unit that no benchmark measures: settings and facts, said where they are.
+NOT_MEASURED = {
+    ("store.md", "1 to 100 ms"),  # SQLite's own sleeps between lock tries
+    ("store.md", "0.02-0.4 s"),  # when the crash test kills its child
+    ("semantic.md", "3 KB"),  # 384 floats of 8 bytes
+}
+
+
+def _measured(text: str) -> set[tuple[str, str]]:
+    """(number, unit) of every measured figure in `text`, "us" read as "µs"."""
+    return {
+        (value.replace(",", ""), unit.replace("us", "µs"))
+        for numbers, unit in _MEASURED.findall(text)
+        for value in re.findall(_N, numbers)
+    }
+
+
+def _table_figures(text: str) -> set[tuple[str, str]]:
+    """The numbers of table cells that hold only numbers ("13.3-14.6", "**12.9-15.0** (later
+    readers ...)"): their unit is the table's, so they stand for any."""
+    out = set()
+    for row in re.findall(r"^\|.*$", text, re.M):
+        for cell in row.strip("|").split("|"):
+            head = cell.replace("*", "").strip().split(" (")[0]
+            if re.fullmatch(rf"{_N}(?:\s?(?:-|–|/)\s?{_N})*", head):
+                out |= {(v.replace(",", ""), u) for v in re.findall(_N, head) for u in _UNITS}
+    return out
+
+
+def test_every_measured_figure_on_every_page_is_the_benchmarks() -> None:
+    """A time or a size on any page (not only where it cites the benchmarks) is one that
+    docs/benchmarks.md (or docs/history.md) states with the same unit."""
+    sources = [p.read_text(encoding="utf-8") for p in (SOURCE, HISTORY)]
+    known = set().union(*(_measured(t) | _table_figures(t) for t in sources))
+    wrong = []
+    for page in REPEATING:
+        text = page.read_text(encoding="utf-8")
+        for m in _MEASURED.finditer(text):
+            if (page.name, m[0]) in NOT_MEASURED:
+                continue
+            if not _measured(m[0]) <= known:
+                wrong.append(f"{page.name}:{text[: m.start()].count(chr(10)) + 1}: {m[0]!r}")
+    assert not wrong, f"figures docs/benchmarks.md does not state: {wrong}"

@@ -92,7 +92,8 @@ def test_bad_arguments_are_named_and_a_user_less_conversation_recalls_nothing(
         store.open("free").append("user", "a conversation with no user: the tulip bulbs")
         store.open("a", user="alice").append("user", "alice planted tulip bulbs")
         assert store.recall("tulip bulbs", user=None) == []
-        assert store.recall("   ", user="alice") == []
+        with pytest.raises(ValueError, match=r"SQLiteStore\.recall: query is blank"):
+            store.recall("   ", user="alice")
         assert [r["conversation"] for r in store.recall("tulip bulbs", user="alice")] == ["a"]
         with pytest.raises(TypeError, match=r"SQLiteStore\.recall: query must be a str"):
             store.recall(3, user="alice")  # type: ignore[arg-type]

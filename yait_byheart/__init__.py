@@ -5,6 +5,7 @@ send from the dialogue's own words, never a paraphrase.
 """
 
 from ._dates.resolve import resolve_time
+from ._record.load import MissingCallableWarning
 from ._retrieval.bm25 import BM25
 from ._turns.render import DERIVED, SAID, SUPPLIED
 from ._turns.settings import Tuning
@@ -18,6 +19,7 @@ __all__ = [
     "SUPPLIED",
     "ComposeResult",
     "Memory",
+    "MissingCallableWarning",
     "Tuning",
     "resolve_time",
 ]

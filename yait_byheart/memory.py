@@ -29,7 +29,7 @@ from ._retrieval import snapshot
 from ._retrieval.ranker import Ranker
 from ._text.tokens import shared_tokenizer
 from ._turns.conversation import Conversation, Shape
-from ._turns.ingest import check_date_order, make_turn
+from ._turns.ingest import check_date_order, make_turn, question
 from ._turns.render import SAID, Turn
 from ._turns.settings import Tuning
 from ._turns.tools import check_pairs, read_item, split_message
@@ -179,7 +179,7 @@ class Memory:
 
     def append(
         self, role: str, text: str, *, kind: str = SAID, source: str = "",
-        when: str | date | datetime = "", key: str | None = None,
+        when: str | date | datetime | None = "", key: str | None = None,
     ) -> int:  # fmt: skip
         """Store one turn verbatim and return its index.
 
@@ -196,7 +196,7 @@ class Memory:
                 non-SAID turns are sent with a "[kind: source]" line.
             source: Where a SUPPLIED or DERIVED turn came from (a file name, a URL).
             when: The turn's date (a str such as "8 May 2023", a date or a datetime; default
-                "": undated); with `resolve_time`, relative dates are annotated beside the
+                "" or None: undated); with `resolve_time`, relative dates are annotated beside the
                 words, and the date is shown at the head of its stretch when sent.
             key: An idempotency key the caller chooses (default None: none), such as the
                 message's id, so that a retry cannot store a message twice: a second append
@@ -225,7 +225,7 @@ class Memory:
 
     def append_message(
         self, message: dict[str, Any], *, kind: str = SAID, source: str = "",
-        when: str | date | datetime = "", key: str | None = None,
+        when: str | date | datetime | None = "", key: str | None = None,
     ) -> int:  # fmt: skip
         """Store one neutral message (text and tool parts) and return its turn index.
 
@@ -313,7 +313,7 @@ class Memory:
     # -- composition ---------------------------------------------------------------------------
 
     def compose(
-        self, query: str | None = None, *, when: str | date | datetime = "",
+        self, query: str | None = None, *, when: str | date | datetime | None = "",
         external_query: str = "",
     ) -> ComposeResult:  # fmt: skip
         """The messages to send now: the conversation's own words, selected, then `query`.
@@ -322,7 +322,8 @@ class Memory:
             query: The user's new message, sent last. If it is the last turn appended, it is
                 not sent twice. None continues the conversation as appended (an agent calling
                 the model again after a tool round): selection uses the latest user text.
-            when: When `query` is asked, in any form `append` takes (default "": undated).
+            when: When `query` is asked, in any form `append` takes (default "" or None:
+                undated).
                 Its relative dates ("last weekend") are resolved against it and what was said
                 on those days is favoured; the query is sent under its date line. Unused when
                 `query` is None (the last user turn was dated when appended).
@@ -338,9 +339,8 @@ class Memory:
         call = "Memory.compose"
         checks.query(call, query, external_query)
         asked = None
-        if query is not None:
-            asked = make_turn(call, "user", query, kind=SAID, source="", when=when,
-                              resolve=self.resolve_time, order=self.date_order)  # fmt: skip
+        if query is not None:  # read as `SQLiteStore.recall` reads one
+            asked = question(call, query, when, resolve=self.resolve_time, order=self.date_order)
         with self._lock:
             self._follow()
             request = Request.make(self._conv, asked, external_query)
@@ -384,8 +384,10 @@ class Memory:
     def from_dict(
         cls, data: dict[str, Any], *, index_snapshot: bytes | None = None, **settings: Any
     ) -> Memory:
-        """Rebuild a Memory saved by `to_dict`; `settings` override the saved ones and must
-        supply every callable the data names (`config["callables"]`).
+        """Rebuild a Memory saved by `to_dict`; `settings` override the saved ones and supply
+        the callables the data names (`config["callables"]`): without `measure` or
+        `boundaries` it is refused; without `retriever` or `external` (which only add
+        candidates) it is built without them and a `MissingCallableWarning` says so.
 
         The sticky selection is kept only if it was chosen under the same `budget`, `chunk`,
         `stability` and `ceiling` over the same entries; otherwise it is discarded and the next
@@ -397,14 +399,15 @@ class Memory:
                 instead of re-indexing when they match the turns, ignored otherwise
                 (default None: re-index). With the layout, the turns it holds are stored as
                 measured then, if the settings it depends on and the turns are the same.
-            **settings: Settings overriding the saved ones (any `Memory` argument); they must
-                supply every callable the data names.
+            **settings: Settings overriding the saved ones (any `Memory` argument), and the
+                callables the data names.
 
         Returns:
             A Memory that continues exactly where the saved one stopped.
 
         Raises:
-            ValueError: `data` is not a saved Memory, or a named callable is missing.
+            ValueError: `data` is not a saved Memory, or a named `measure` or `boundaries`
+                is missing.
         """
         saved = load.parse(data, settings)
         try:

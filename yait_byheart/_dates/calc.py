@@ -7,8 +7,9 @@ date reads the same whatever language the turn was in (docs/dates.md).
 
 from __future__ import annotations
 
-import re
 from datetime import date, timedelta
+
+from .._text.lazy_re import lazy
 
 __all__ = ["format_day"]
 
@@ -21,7 +22,7 @@ _TOKEN = r"(?:[0-9]{1,4}|" + "|".join(MONTH_NAMES) + ")"
 #: included: " [20 May 2023]", " [29 May-4 June 2023]", " [June-August 2022]", " [2022]".
 #: Setting these aside before matching is what makes resolving an annotated text again change
 #: nothing (``resolve._set_aside_notes``).
-NOTE = re.compile(rf"(?<=\w) \[{_TOKEN}(?:[ -]{_TOKEN}){{0,5}}\]")
+NOTE = lazy(rf"(?<=\w) \[{_TOKEN}(?:[ -]{_TOKEN}){{0,5}}\]")
 
 ONE_DAY = timedelta(days=1)
 ONE_WEEK = timedelta(days=7)

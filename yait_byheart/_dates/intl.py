@@ -18,15 +18,16 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import date, timedelta
 
+from .._text.lazy_re import lazy
 from . import calc as C
 from . import patterns as R
-from .lang import Lang, de, en, es, fr, it, ja, pt, ru, zh
+from .lang import Lang, de, en, es, fr, it, pt
 
-_KANA = re.compile("[\u3040-\u30ff]")
-_HAN = re.compile("[\u4e00-\u9fff]")
-_CYRILLIC = re.compile("[\u0400-\u04ff]")
+_KANA = lazy("[\u3040-\u30ff]")
+_HAN = lazy("[\u4e00-\u9fff]")
+_CYRILLIC = lazy("[\u0400-\u04ff]")
 _LATIN: tuple[Lang, ...] = (de.LANG, fr.LANG, es.LANG, it.LANG, pt.LANG)
-_WORD = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+_WORD = lazy(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
 _EN_STOPWORDS = frozenset(
     {"the", "and", "i", "you", "it", "is", "was", "to", "of", "that", "we", "for", "my",
      "with", "have", "so", "but", "this", "be", "are", "just", "what", "at", "me", "your",
@@ -68,7 +69,7 @@ _CJK_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六"
 _KINDS = ("fix", "anum", "aunit", "inum", "iunit", "span", "wd", "blwd", "anwd", "anspan",
           "season", "holiday", "otw")  # fmt: skip
 _CLAUSE_WINDOW = 60
-_CLAUSE_BREAK = re.compile(r"[.!?;:,\n]")
+_CLAUSE_BREAK = lazy(r"[.!?;:,\n]")
 # How far a sentence is read around "over the weekend": bounded, so time stays linear.
 _SENTENCE_WINDOW = 200
 
@@ -92,10 +93,10 @@ _ASCII_PUNCT = bytes.maketrans(b".,!?;:()[]{}\"'-/", b" " * 16)
 # Runs of Latin letters (and digits), the only words the keys and votes hold: a word glued
 # to Han text or CJK punctuation ("gestern。昨天") is a word too, as it is once an annotation
 # is inserted beside it.
-_LATIN_WORD = re.compile(
+_LATIN_WORD = lazy(
     "[0-9_a-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u0300-\u036f\u1e00-\u1eff]+"
 )
-_OTHER_SCRIPT = re.compile("[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff]")
+_OTHER_SCRIPT = lazy("[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff]")
 # Words of other languages that are English words too, and what stands in for them:
 # "l'an dernier" is found by "dernier", "ce week-end" by "ce", "il weekend scorso" by "scorso".
 _EN_WORDS = frozenset({"an", "week", "weekend", "weekends"})
@@ -107,7 +108,7 @@ _KEY_STANDINS: dict[str, frozenset[str]] = {
 _LATIN_KEYS = tuple((lang, _lang_keywords(lang)) for lang in _LATIN)
 _EN_KEYS = _keywords([*en.HOLIDAYS, *en.SEASONS, "fortnight", "weekend", "week-end"])
 # Apart, each begins with a literal word that the search finds in C.
-_EN_PAIRS = (re.compile(r"before[ \t\u00a0]{1,3}last"), re.compile(r"after[ \t\u00a0]{1,3}next"))
+_EN_PAIRS = (lazy(r"before[ \t\u00a0]{1,3}last"), lazy(r"after[ \t\u00a0]{1,3}next"))
 _ALL_KEYS = _EN_KEYS.union(*(keys for _, keys in _LATIN_KEYS))
 ASCII_KEYS = frozenset(k.encode() for k in _ALL_KEYS if k.isascii())
 # `_ASCII_PUNCT` and the separators str.split cuts at but bytes.split does not: bytes cut
@@ -150,11 +151,18 @@ def languages(text: str, lowered: str) -> list[Lang]:
     english = not _EN_KEYS.isdisjoint(words) or english_pair(lowered)
     langs = [en.LANG] if english else []
     if not text.isascii() and _OTHER_SCRIPT.search(text) is not None:
+        # Imported on the first text in their script: most processes never see one.
         if _KANA.search(text) is not None:
+            from .lang import ja
+
             langs.append(ja.LANG)
         elif _HAN.search(text) is not None:
+            from .lang import ja, zh
+
             langs += [zh.LANG, ja.LANG_HAN_ONLY]
         if _CYRILLIC.search(text) is not None:
+            from .lang import ru
+
             langs.append(ru.LANG)
     candidates = [lang for lang, keys in _LATIN_KEYS if not keys.isdisjoint(words)]
     if candidates:

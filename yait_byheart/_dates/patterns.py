@@ -16,7 +16,7 @@ character class, so the work per start position is bounded by a constant.
 
 from __future__ import annotations
 
-import re
+from .._text.lazy_re import lazy
 
 # --- tiny converters --------------------------------------------------------
 
@@ -105,7 +105,7 @@ _UNIT = r"(?:days?|week-?ends?|weeks?|months?|years?)"
 #: named group that matched says which family it belongs to. The logic in
 #: ``_time`` then applies the guards that need context (the word before, the
 #: words after) and may reject the candidate.
-PHRASE = re.compile(
+PHRASE = lazy(
     # Not inside a word, a URL or an address ("x.com/today", "www.today.com"),
     # not glued to a "]" (a word glued to a phrase annotated before, "昨天today"),
     # not after a hyphen ("2-3 days ago" is a range), not the tail of "1,000"
@@ -174,18 +174,18 @@ ANCHOR_TAIL = 96
 #: reversed 40 characters before it, so the cost is the length of the words
 #: read, not of the window. A bracket stops it: words inside an earlier
 #: annotation are never read as context.
-PREV_WORDS_REV = re.compile(r"[^\w\[\]]{0,4}([\w'\u2019]+)(?:[^\w\[\]]{1,4}([\w'\u2019]+))?")
+PREV_WORDS_REV = lazy(r"[^\w\[\]]{0,4}([\w'\u2019]+)(?:[^\w\[\]]{1,4}([\w'\u2019]+))?")
 #: A dash right before the phrase, reversed: "2 - 3 days ago" is a range.
-PREV_DASH_REV = re.compile(r"[ \t\u00a0]{0,3}[-\u2013\u2014]")
+PREV_DASH_REV = lazy(r"[ \t\u00a0]{0,3}[-\u2013\u2014]")
 #: What follows a phrase: an existing annotation, "of", "night live", "or two".
-NEXT_BRACKET = re.compile(r"[ \t\u00a0]{0,3}\[")
-NEXT_OF = re.compile(rf"{_S}of(?!\w)")
-NEXT_NIGHT_LIVE = re.compile(rf"{_S}night{_S}live(?!\w)")
-NEXT_OR = re.compile(rf"{_S}or{_S}(?!so(?!\w))")
+NEXT_BRACKET = lazy(r"[ \t\u00a0]{0,3}\[")
+NEXT_OF = lazy(rf"{_S}of(?!\w)")
+NEXT_NIGHT_LIVE = lazy(rf"{_S}night{_S}live(?!\w)")
+NEXT_OR = lazy(rf"{_S}or{_S}(?!so(?!\w))")
 #: Words in the clause before "in N days", nearest last.
-CLAUSE_WORD = re.compile(r"[\w'\u2019]+")
+CLAUSE_WORD = lazy(r"[\w'\u2019]+")
 #: Where a clause starts; "]" so a previous annotation is never read as words.
-CLAUSE_BREAK = re.compile(r"[.!?;:,\n()\[\]\"\u201c\u201d\u2014\u2013]")
+CLAUSE_BREAK = lazy(r"[.!?;:,\n()\[\]\"\u201c\u201d\u2014\u2013]")
 
 # --- ``when`` strings -------------------------------------------------------
 
@@ -196,7 +196,7 @@ _TIME = (
 #: "1:56 pm on 8 May, 2023", "Monday, May 8th 2023", "8 May 2023 13:56".
 #: Matched with ``fullmatch`` on a stripped, lower-cased string of at most
 #: ``WHEN_MAX`` characters.
-WHEN_TEXT = re.compile(
+WHEN_TEXT = lazy(
     rf"(?:{_TIME.format(p='t')}(?:[ ]on[ ]|,?[ ]))?"
     r"(?:(?P<wday>[a-z]{3,9})\.?,?[ ])?"
     r"(?:(?P<d1>[0-9]{1,2})(?:st|nd|rd|th)?[ ](?:of[ ])?(?P<m1>[a-z]{3,9})\.?"
@@ -205,7 +205,7 @@ WHEN_TEXT = re.compile(
     rf"(?:,?[ ](?:at[ ])?{_TIME.format(p='u')})?"
 )
 #: ISO 8601 date or date-time: "2023-05-08", "2023-05-08T13:56:00.5+02:00".
-WHEN_ISO = re.compile(
+WHEN_ISO = lazy(
     r"(?P<y>[0-9]{4})-(?P<m>[0-9]{2})-(?P<d>[0-9]{2})"
     r"(?:[t ](?P<h>[0-9]{2}):(?P<mi>[0-9]{2})(?::(?P<s>[0-9]{2})(?:[.,][0-9]{1,9})?)?"
     r"(?:z|[+-][0-9]{2}(?::?[0-9]{2})?)?)?"
@@ -213,7 +213,7 @@ WHEN_ISO = re.compile(
 #: Longer strings are not dates; refusing them keeps parse_when O(1).
 WHEN_MAX = 64
 #: Runs of white space collapse to one space before matching.
-SPACES = re.compile(r"\s+")
+SPACES = lazy(r"\s+")
 
 # --- annotations read back ----------------------------------------------------
 
@@ -231,4 +231,4 @@ def _annotation_end(p: str) -> str:
 
 #: An annotation resolve_time inserted: " [20 May 2023]", " [15-21 May 2023]",
 #: " [29 May-4 June 2023]", " [April 2023]", " [June-August 2022]", " [2022]".
-ANNOTATION = re.compile(rf" \[{_annotation_end('a')}(?:-{_annotation_end('b')})?\]")
+ANNOTATION = lazy(rf" \[{_annotation_end('a')}(?:-{_annotation_end('b')})?\]")

@@ -39,6 +39,18 @@ def annotated_spans(text: str) -> list[tuple[date, date]]:
     return spans
 
 
+def asked_days(question: str) -> list[tuple[int, int]]:
+    """The days a question's annotations name, as ordinal ranges: what compose and recall
+    both favour ("last weekend [13-14 May 2023]")."""
+    return [(a.toordinal(), b.toordinal()) for a, b in annotated_spans(question)]
+
+
+def said_on(first: int, last: int, days: list[tuple[int, int]]) -> bool:
+    """Whether a stretch said from day `first` to day `last` (ordinals; 0 or first > last:
+    undated) meets one of `days` (`asked_days`)."""
+    return 0 < first <= last and any(first <= b and a <= last for a, b in days)
+
+
 def without_annotations(text: str) -> str:
     """`text` without the date annotations `annotated_spans` reads (a question's days are
     matched as days: as words, "20", "May" and "2023" would match any other date)."""

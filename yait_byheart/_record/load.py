@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +22,18 @@ _HOW = {
     "boundaries": "boundaries=your_boundary_function",
     "external": "external=your_search_function",
 }
+
+
+# Callables a Memory is opened without, with a warning: they add candidates to what compose
+# ranks, and the conversation's own words are still selected as before.  `measure` (the unit
+# of every budget) and `boundaries` (where new stretches close) are asked for: without them a
+# budget or the stored layout would silently mean something else.
+_OPTIONAL = ("retriever", "external")
+
+
+class MissingCallableWarning(UserWarning):
+    """A conversation saved with a `retriever` or `external` callable was opened without it:
+    compose selects from the conversation's own words alone until it is passed again."""
 
 
 def _fail(what: str) -> ValueError:
@@ -99,6 +112,19 @@ def _config(config: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
         raise _fail(f"config has unknown keys {sorted(unknown)}")
     needed = expect(config.get("callables", []), list, "config.callables")
     missing = [n for n in needed if settings.get(n) is None]
+    left = [n for n in missing if n in _OPTIONAL]
+    if left:
+        how = ", ".join(_HOW[str(n)] for n in left)
+        warnings.warn(
+            f"Memory.from_dict: the data was saved by a Memory built with {' and '.join(left)}, "
+            f"which cannot be saved; opened without {'them' if len(left) > 1 else 'it'}, so "
+            f"compose selects from the conversation's own words alone; to use "
+            f"{'them' if len(left) > 1 else 'it'}, pass {how} again on every open "
+            f"(store.open(id, ...) or Memory.from_dict(data, ...))",
+            MissingCallableWarning,
+            stacklevel=4,
+        )
+    missing = [n for n in missing if n not in _OPTIONAL]
     if missing:
         how = "; ".join(_HOW.get(str(n), f"{n}=...") for n in missing)
         raise _fail(

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._dates.resolve import parse_when
-from .._dates.spans import annotated_spans, without_annotations
+from .._dates.spans import asked_days, said_on, without_annotations
 from .._text.tokens import Tokenizer
 from .._turns.conversation import Conversation
 from .._turns.settings import Tuning
@@ -123,7 +123,7 @@ class Ranker:
         if n == 0:
             return iter(())
         index = self.index_for(query)
-        spans = [(a.toordinal(), b.toordinal()) for a, b in annotated_spans(query)]
+        spans = asked_days(query)
         other = None if self.retriever is None else self._retrieved(query, n, index)
         return _ranking.bm25_ranked(
             index, self.terms(query), n, self.exact_k(), self.tuning, self.conv.dated,
@@ -164,8 +164,7 @@ class Ranker:
             days.append(self._days_of(uid))
 
         def said_then(uid: int) -> bool:
-            first, last = days[uid]
-            return any(first <= b and a <= last for a, b in spans)
+            return said_on(*days[uid], spans)
 
         return said_then
 

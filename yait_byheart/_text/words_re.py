@@ -7,7 +7,7 @@ it follows, so Devanagari, Bengali, Tamil, Thai or Arabic words are not cut at e
 
 from __future__ import annotations
 
-import re
+from .lazy_re import lazy
 
 MARKS = (
     r"\u0300-\u036f\u0483-\u0489\u0591-\u05bd\u05bf\u05c1-\u05c2\u05c4-\u05c5\u05c7"
@@ -93,18 +93,18 @@ MARK = (
 # character to `\w` but not to a reader). Written as runs of letters and digits between runs
 # of marks, the same words: a run is matched in one step, where the alternation went letter
 # by letter.
-WORD = re.compile(rf"[^\W_]+(?:(?:{MARK})+[^\W_]*)*")
-ANY_NO_SPACE = re.compile(rf"[{NO_SPACE}]")
+WORD = lazy(rf"[^\W_]+(?:(?:{MARK})+[^\W_]*)*")
+ANY_NO_SPACE = lazy(rf"[{NO_SPACE}]")
 # A word character beyond ASCII, and a combining mark: text with neither has ASCII words only.
-NON_ASCII_WORD = re.compile(r"[^\x00-\x7f\W]")
-ANY_MARK = re.compile(MARK)
+NON_ASCII_WORD = lazy(r"[^\x00-\x7f\W]")
+ANY_MARK = lazy(MARK)
 # Text holding a script without spaces: each match is a run of such script (group 1) or a
 # word of any other script (group 2).
-RUN_OR_WORD = re.compile(
+RUN_OR_WORD = lazy(
     rf"([{NO_SPACE}]+)|((?:(?![{NO_SPACE}])[^\W_])(?:(?![{NO_SPACE}])[^\W_]|{MARK})*)"
 )
-CLUSTER = re.compile(rf"[^{MARKS}][{MARKS}]*|[{MARKS}]+")
-ANY_CLUSTERED = re.compile(rf"[{CLUSTERED}]")
+CLUSTER = lazy(rf"[^{MARKS}][{MARKS}]*|[{MARKS}]+")
+ANY_CLUSTERED = lazy(rf"[{CLUSTERED}]")
 
 # Characters that never change what a word says, removed before splitting: zero-width space,
 # joiners and word joiner, byte-order mark, soft hyphen, bidirectional marks and embeddings,
@@ -131,7 +131,7 @@ def _char_class(codes: list[int]) -> str:
 
 
 # Searched first: most text holds none of them, and translating with a dict is slow.
-ANY_IGNORED = re.compile(_char_class(sorted(IGNORED)))
+ANY_IGNORED = lazy(_char_class(sorted(IGNORED)))
 
 # Where each script starts, by code point (sorted): a word is read by the script of its first
 # character. Unicode blocks: Latin (Basic Latin to IPA, Latin Extended Additional), Greek and

@@ -7,7 +7,7 @@ from datetime import date, datetime
 from typing import Any
 
 from .._dates.resolve import format_day, parse_when, resolve_time
-from .render import KINDS, Part, Turn
+from .render import KINDS, SAID, Part, Turn
 
 
 def check_date_order(call: str, order: object) -> str | None:
@@ -37,14 +37,58 @@ def check_encodable(call: str, what: str, text: str) -> None:
 
 
 def when_label(call: str, when: object) -> str:
-    """How a turn's date is shown: a date as '8 May 2023', a string as given."""
+    """How a turn's date is shown: a date as '8 May 2023', a string as given, None as ""
+    (undated).  An aware datetime keeps its offset ('8 May 2023 14:05 +02:00'), as an ISO
+    string that carries one does."""
+    if when is None:
+        return ""
     if isinstance(when, str):
         return when.strip()
     if isinstance(when, datetime):
-        return f"{format_day(when.date())} {when:%H:%M}"
+        offset = when.strftime("%z")  # "+0200"; "" when naive
+        zone = f" {offset[:3]}:{offset[3:5]}" if offset else ""
+        return f"{format_day(when.date())} {when:%H:%M}{zone}"
     if isinstance(when, date):
         return format_day(when)
     raise TypeError(f"{call}: when must be a str, date or datetime, got {type(when).__name__}")
+
+
+def read_when(call: str, when: object, order: str | None = None, *, memory: bool = True) -> date:
+    """The day `when` (a str, date or datetime that is not blank) names, or the error every
+    call taking a `when` gives (`memory`: the call belongs to a Memory, whose settings the
+    advice may name)."""
+    label = when_label(call, when)  # the TypeError for a when of another type
+    anchor = parse_when(when, order) if label else None  # type: ignore[arg-type]
+    if anchor is None:
+        fix = (
+            "; a numeric date whose day and month could swap (05/08/2023) needs "
+            "Memory(date_order='dmy' or 'mdy'); or build the Memory with resolve_time=False "
+            "to keep free-form labels"
+            if memory
+            else ", or None for no date"
+        )
+        raise ValueError(
+            f"{call}: cannot read a date in when={when!r}; pass e.g. '8 May 2023', "
+            f"'8. Mai 2023', '2023年5月8日', an ISO date or a date object{fix}"
+        )
+    return anchor
+
+
+def question(
+    call: str, query: object, when: object, *, resolve: bool = True, order: str | None = None,
+    memory: bool = True,
+) -> Turn:  # fmt: skip
+    """A question as compose and recall both read it: a str that says something, its relative
+    dates annotated against `when` (None or "": undated), refused as `append` refuses a turn
+    (`memory`: as in `read_when`)."""
+    if not isinstance(query, str):
+        raise TypeError(f"{call}: query must be a str, got {type(query).__name__}")
+    if not query.strip():
+        raise ValueError(f"{call}: query is blank; pass the user's new message")
+    if resolve and when_label(call, when):
+        read_when(call, when, order, memory=memory)  # its advice, before make_turn's
+    return make_turn(call, "user", query, kind=SAID, source="", when=when, resolve=resolve,
+                     order=order)  # fmt: skip
 
 
 def make_turn(
@@ -73,14 +117,7 @@ def make_turn(
         check_encodable(call, "the message's tool parts or item", data)
     shown = text
     if resolve and label:
-        anchor = parse_when(when, order)  # type: ignore[arg-type]
-        if anchor is None:
-            raise ValueError(
-                f"{call}: cannot read a date in when={when!r}; pass e.g. '8 May 2023', "
-                "'8. Mai 2023', '2023年5月8日', an ISO date or a date object; a numeric date "
-                "whose day and month could swap (05/08/2023) needs Memory(date_order='dmy' or "
-                "'mdy'); or build the Memory with resolve_time=False to keep free-form labels"
-            )
+        anchor = read_when(call, when, order)
         shown = text if text.isspace() else resolve_time(text, anchor)
     # Positional (opens and redacted False): keywords slow the call every append makes.
     return Turn(role, text, shown, kind, source, label, False, False, tools, item)

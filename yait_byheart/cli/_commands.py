@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..providers._show import messages_text, summary_line, turns_text
+from ..providers._show import messages_text, shown_id, summary_line, turns_text
 from ..store import (
     Damage,
     DamagedRowError,
@@ -31,7 +31,6 @@ from ._io import (
     Store,
     open_store,
     read_bytes,
-    shown_id,
     store_location,
     write_text,
 )
@@ -42,7 +41,7 @@ _LONG_IMPORT = 20_000
 
 
 def _store(args: argparse.Namespace, *, create: bool = False) -> Store:
-    return open_store(store_location(args), create=create)
+    return open_store(store_location(args), create=create, timeout=getattr(args, "timeout", None))
 
 
 def _export(store: Store, conversation: str) -> dict[str, Any]:
@@ -87,7 +86,7 @@ def run_compose(args: argparse.Namespace) -> int:
         mem = store.open(args.conversation, create=False, **settings)  # unknown: as _export
         # Unbound: inspecting must not move the sticky selection the application relies on.
         mem.attach_journal(None)
-    result = mem.compose(args.query)
+    result = mem.compose(args.query, when=args.when)
     if args.json:
         _print_json(result)
     else:
@@ -174,7 +173,7 @@ def run_delete_user(args: argparse.Namespace) -> int:
 
 def run_stats(args: argparse.Namespace) -> int:
     location = store_location(args)
-    with open_store(location, create=False) as store:
+    with open_store(location, create=False, timeout=getattr(args, "timeout", None)) as store:
         if args.conversation is None:
             stats: dict[str, Any] = {"conversations": len(store.conversations())}
             if os.path.exists(location):
@@ -261,7 +260,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     from ..mcp_server import serve  # the server's modules load only for this command
 
     with _store(args, create=True) as store:
-        return serve(store, budget=args.budget, max_text=args.max_text)
+        return serve(store, budget=args.budget, max_text=args.max_text, user=args.user)
 
 
 def _failing_cleanly(run: Command) -> Command:

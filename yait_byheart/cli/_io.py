@@ -29,12 +29,6 @@ class CliError(Exception):
         self.code = code
 
 
-def shown_id(name: str) -> str:
-    """An id as plain output prints it, one per line: as is when printable, else quoted and
-    escaped as a Python string (a line break would print one id as two; ``--json`` is exact)."""
-    return name if name.isprintable() else repr(name)
-
-
 def store_location(args: argparse.Namespace) -> str:
     """``--store`` (after or before the subcommand), else ``$BYHEART_STORE``."""
     location = getattr(args, "store", None) or os.environ.get("BYHEART_STORE", "")
@@ -45,15 +39,17 @@ def store_location(args: argparse.Namespace) -> str:
     return location if location.startswith(_DSN_PREFIXES) else os.path.expanduser(location)
 
 
-def open_store(location: str, *, create: bool) -> Store:
+def open_store(location: str, *, create: bool, timeout: float | None = None) -> Store:
     """The store at `location` (a SQLite path or a postgresql:// DSN).
 
     With ``create=False`` a missing SQLite file, or an empty one, is reported (exit 1)
     instead of being made into a store.
+    `timeout` (seconds; None: the store's default): how long a SQLite write waits for another
+    process's lock, or how long PostgreSQL's connection may take.
     """
     if location.startswith(_DSN_PREFIXES):
         try:
-            return PostgresStore(location)
+            return PostgresStore(location, connect_timeout=10.0 if timeout is None else timeout)
         except (ImportError, StoreError) as exc:
             raise CliError(str(exc), EXIT_STORE) from None
         except Exception as exc:  # psycopg's connection errors; psycopg is optional
@@ -61,7 +57,7 @@ def open_store(location: str, *, create: bool) -> Store:
     if not create:
         _check_exists(location)
     try:
-        return SQLiteStore(location)
+        return SQLiteStore(location, timeout=5.0 if timeout is None else timeout)
     except (ValueError, TypeError, OSError, sqlite3.Error, StoreError) as exc:
         raise CliError(str(exc), EXIT_STORE) from None
 

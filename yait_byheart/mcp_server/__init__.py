@@ -196,6 +196,7 @@ def serve(
     *,
     budget: int = 20_000,
     max_text: int = 100_000,
+    user: str | None = None,
     stdin: IO[bytes] | None = None,
     stdout: IO[bytes] | None = None,
     stderr: TextIO | None = None,
@@ -207,6 +208,9 @@ def serve(
         budget: characters, the budget of conversations that ``remember`` creates (default
             20,000; existing conversations keep theirs).
         max_text: characters, the longest turn ``remember`` accepts (default 100,000).
+        user: serve this user only (default None: every user): each tool sees their
+            conversations alone, answers another user's as absent and refuses another user
+            id; conversations ``remember`` creates are theirs.
         stdin: binary stream the requests are read from (default: the process's stdin).
         stdout: binary stream the replies are written to (default: the process's stdout).
         stderr: text stream for log lines (default: the process's stderr).
@@ -219,9 +223,11 @@ def serve(
         print(f"byheart mcp: {message}", file=err, flush=True)
 
     # `remember` without `when` dates the turn now: the clock is read here, at the edge.
-    tools = Tools(store, budget=budget, max_text=max_text, clock=lambda: datetime.now())
+    tools = Tools(store, budget=budget, max_text=max_text, clock=lambda: datetime.now(),
+                  user=user, log=log)  # fmt: skip
     server = Server(tools, log)
-    log(f"serving {getattr(store, 'path', 'a PostgreSQL store')} over stdio")
+    whose = "" if user is None else f", user {user!r} only,"
+    log(f"serving {getattr(store, 'path', 'a PostgreSQL store')}{whose} over stdio")
     while True:
         line, cut = _read_line(rd)
         if cut:

@@ -9,6 +9,7 @@ correct, never as exceptions.
 from __future__ import annotations
 
 import sqlite3
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
@@ -16,7 +17,7 @@ from typing import Any
 
 from .._dates.resolve import parse_when
 from ..memory import Memory
-from ..providers._show import messages_text
+from ..providers._show import messages_text, shown_id
 from ..store import (
     DamagedRowError,
     PostgresStore,
@@ -35,11 +36,19 @@ Answer = tuple[str, dict[str, Any], bool]
 _KEEP_OPEN = 16
 
 
-def tool_list(max_text: int) -> list[dict[str, Any]]:
-    """The tools' descriptions, as ``tools/list`` returns them (built afresh on each call)."""
+def tool_list(max_text: int, served: str | None = None) -> list[dict[str, Any]]:
+    """The tools' descriptions, as ``tools/list`` returns them (built afresh on each call);
+    `served`: the one user a server serves (their id is then every tool's default user)."""
     ids = {"type": "string", "minLength": 1, "maxLength": 512}
     conv = {**ids, "description": "Conversation id, e.g. 'alice-2026-12-03' or a chat id."}
     user = {**ids, "description": "User id that owns conversations (recorded at creation)."}
+    if served is not None:
+        user["description"] = f"This server serves user {served!r} only (the default)."
+    asked = ["query"] if served is not None else ["user", "query"]
+    when = {"type": "string", "maxLength": 200,
+            "description": "When the query is asked, e.g. '2026-12-03' or '8 May 2023': "
+                           "relative dates in it ('last weekend') are read against it; "
+                           "omitted or '': not read."}  # fmt: skip
 
     def tool(name: str, title: str, description: str, props: dict[str, Any], required: list[str],
              **hints: bool) -> dict[str, Any]:  # fmt: skip
@@ -72,7 +81,8 @@ def tool_list(max_text: int) -> list[dict[str, Any]]:
               "query": {"type": "string", "minLength": 1, "maxLength": 20_000,
                         "description": "The new message or question."},
               "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
-                         "description": "Characters to fill (default: the conversation's)."}},
+                         "description": "Characters to fill (default: the conversation's)."},
+              "when": when},
              ["conversation", "query"], readOnlyHint=True),
         tool("recall_across", "Recall from the user's other conversations",
              "What `user` said in their other stored conversations that matters for `query`, "
@@ -84,8 +94,9 @@ def tool_list(max_text: int) -> list[dict[str, Any]]:
               "exclude": {**conv, "description": "A conversation to leave out (the current "
                           "one, whose turns `recall` gives)."},
               "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
-                         "description": "Characters to fill (default 6,000)."}},
-             ["user", "query"], readOnlyHint=True),
+                         "description": "Characters to fill (default 6,000)."},
+              "when": when},
+             asked, readOnlyHint=True),
         tool("forget", "Forget",
              "Delete a conversation (`conversation`), every conversation of a user (`user`), or "
              "blank one turn (`conversation` and `turn`, as remember numbered it; -1: the last).",
@@ -102,16 +113,25 @@ def _count(n: int, noun: str) -> str:
 
 
 class Tools:
-    """The tools over `store`; conversations created by ``remember`` get `budget`."""
+    """The tools over `store`; conversations created by ``remember`` get `budget`.
+
+    `user`: the one user served; every tool then sees their conversations only (another's
+    is answered as absent) and refuses another user id.  `log`: where a warning the store
+    gives (a read-only or full store) is reported, once per kind.
+    """
 
     def __init__(
-        self, store: Store, *, budget: int, max_text: int, clock: Callable[[], datetime]
-    ) -> None:
+        self, store: Store, *, budget: int, max_text: int, clock: Callable[[], datetime],
+        user: str | None = None, log: Callable[[str], None] | None = None,
+    ) -> None:  # fmt: skip
         self.store = store
         self.budget = budget
         self.clock = clock  # read only when `remember` is given no `when`
-        self.schemas = {t["name"]: t for t in tool_list(max_text)}
+        self.user = user
+        self.log = log
+        self.schemas = {t["name"]: t for t in tool_list(max_text, user)}
         self._open: OrderedDict[str, tuple[Memory, str | None]] = OrderedDict()
+        self._warned: set[type[Warning]] = set()
 
     def call(self, name: str, arguments: Any) -> Answer:
         """Run tool `name`; KeyError if there is no such tool."""
@@ -125,7 +145,7 @@ class Tools:
         try:
             for attempt in (1, 2):
                 try:
-                    return run(arguments)
+                    return self._warning_once(run, arguments)
                 except StoreConflictError:
                     # Deleted by another server after this one opened it: open it afresh.
                     self._open.clear()
@@ -152,7 +172,41 @@ class Tools:
             return f"{name}: the store failed ({exc}); nothing was changed", {}, True
         raise AssertionError("unreachable")
 
+    def _warning_once(self, run: Callable[[dict[str, Any]], Answer], args: Any) -> Answer:
+        """`run(args)`, the warnings it gives logged in a line each, once per kind a server
+        runs (a read-only store warns on every compose: its stderr must not fill up); with no
+        `log`, they go to Python's warnings as any library's do."""
+        if self.log is None:
+            return run(args)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            answer = run(args)
+        for w in caught:
+            if w.category not in self._warned:
+                self._warned.add(w.category)
+                self.log(f"{w.category.__name__}: {w.message} (said once)")
+        return answer
+
+    def _whose(self, asked: str | None) -> str | None:
+        """The user a call is for: the one served, or `asked` when the server serves all."""
+        if self.user is None or asked is None or asked == self.user:
+            return self.user if self.user is not None else asked
+        raise ValueError(
+            f"this server serves user {self.user!r} only; leave `user` out or pass that id"
+        )
+
+    def _mine(self, conversation: str) -> None:
+        """In a one-user server, another user's conversation is answered as absent."""
+        if self.user is not None and conversation not in self.store.conversations(user=self.user):
+            raise UnknownConversationError(conversation)
+
     def _memory(self, conversation: str, *, create: bool, user: str | None = None) -> Memory:
+        if self.user is not None:
+            user = self.user
+            if not create:
+                self._mine(conversation)
+            elif conversation not in self.store.conversations(user=user):
+                self._unclaimed(conversation)
         held = self._open.get(conversation)
         if held is not None and (user is None or user == held[1]):
             self._open.move_to_end(conversation)
@@ -164,8 +218,16 @@ class Tools:
             self._open.popitem(last=False)
         return mem
 
+    def _unclaimed(self, conversation: str) -> None:
+        """A one-user server creates a conversation only under an id no one holds: another
+        user's is refused without naming them or reading a word of it."""
+        if conversation in self.store.conversations():
+            raise ValueError(
+                f"the conversation id {conversation!r} is taken in this store; pass another id"
+            )
+
     def _remember(self, args: dict[str, Any]) -> Answer:
-        conversation, user = args["conversation"], args.get("user")
+        conversation, user = args["conversation"], self._whose(args.get("user"))
         role, words = args.get("role", "user"), args["text"]
         if not words.strip():  # a model's empty call is a mistake to tell it about
             raise ValueError("text is blank; pass the words to remember")
@@ -186,13 +248,16 @@ class Tools:
         return text, {"conversation": conversation, "turn": index, "turns": len(mem)}, False
 
     def _recall(self, args: dict[str, Any]) -> Answer:
-        conversation, query = args["conversation"], args["query"]
+        conversation, query = args["conversation"], _asked(args["query"])
         mem = self._memory(conversation, create=False)
         if "budget" in args and int(args["budget"]) != mem.budget:
             # A one-off budget: a fresh Memory, so the kept one keeps its own settings (the
             # selection it stores is discarded by readers with other settings, never trusted).
-            mem = self.store.open(conversation, create=False, budget=int(args["budget"]))
-        result = mem.compose(query)
+            mem = self.store.open(
+                conversation, user=self.user, create=False, budget=int(args["budget"])
+            )
+        _check_when(mem, args.get("when", ""), query)
+        result = mem.compose(query, when=args.get("when", ""))
         earlier = result["messages"][:-1]  # the last message is the query itself
         structured = {
             "conversation": conversation, "turns": len(mem), "mode": result["mode"],
@@ -207,10 +272,13 @@ class Tools:
         return head + messages_text(earlier), structured, False
 
     def _recall_across(self, args: dict[str, Any]) -> Answer:
-        user, query = args["user"], args["query"]
+        user, query = self._whose(args.get("user")), _asked(args["query"])
+        if user is None:
+            raise ValueError("missing argument 'user'")
+        _check_when(None, args.get("when", ""), query)
         found = self.store.recall(
             query, user=user, budget=int(args.get("budget", 6_000)),
-            exclude=args.get("exclude", ()),
+            exclude=args.get("exclude", ()), when=args.get("when", ""),
         )  # fmt: skip
         structured = {"user": user, "passages": found}
         if not found:
@@ -220,6 +288,9 @@ class Tools:
 
     def _forget(self, args: dict[str, Any]) -> Answer:
         conversation, user, turn = args.get("conversation"), args.get("user"), args.get("turn")
+        user = self._whose(user) if user is not None else None
+        if conversation is not None:
+            self._mine(conversation)
         if conversation is not None and user is None and turn is not None:
             mem = self._memory(conversation, create=False)
             n, index = len(mem), int(turn)
@@ -245,21 +316,32 @@ class Tools:
         return text, {"forgotten": text}, False
 
     def _conversations(self, args: dict[str, Any]) -> Answer:
-        names = self.store.conversations(user=args.get("user"))
-        text = "\n".join(names) if names else "no conversations stored"
+        names = self.store.conversations(user=self._whose(args.get("user")))
+        # One id per line, as the CLI prints them: an id with a line break is quoted.
+        text = "\n".join(map(shown_id, names)) if names else "no conversations stored"
         return text, {"conversations": names}, False
 
 
-def _check_when(mem: Memory, when: str | datetime, text: str) -> None:
+def _asked(query: str) -> str:
+    """A query that says something, as compose and store.recall require (said here in the
+    tool's terms: their messages name Python calls)."""
+    if not query.strip():
+        raise ValueError("query is blank; pass the user's new message or question")
+    return query
+
+
+def _check_when(mem: Memory | None, when: str | datetime, text: str) -> None:
+    """Refuse a `when` that ``Memory.append``, ``compose`` or ``store.recall`` (`mem` None)
+    would refuse as no date: said here in the tool's terms, since their own messages name
+    Python settings a model cannot change."""
     if isinstance(when, str) and _unreadable(mem, when, text):
         raise ValueError(
             f"cannot read a date in `when`={when!r}; pass e.g. '2026-12-03 14:05', "
-            "'8 May 2023', '8. Mai 2023' or '2023年5月8日', or '' for an undated turn"
+            "'8 May 2023', '8. Mai 2023' or '2023年5月8日', or '' for no date"
         )
 
 
-def _unreadable(mem: Memory, when: str, text: str) -> bool:
-    """Whether ``Memory.append`` would refuse `when` as no date: said here in the tool's
-    terms, since its own message names Python settings a model cannot change."""
-    dated = mem.resolve_time and when.strip() and text.strip()
-    return bool(dated) and parse_when(when, mem.date_order) is None
+def _unreadable(mem: Memory | None, when: str, text: str) -> bool:
+    resolve, order = (True, None) if mem is None else (mem.resolve_time, mem.date_order)
+    dated = resolve and when.strip() and text.strip()
+    return bool(dated) and parse_when(when, order) is None

@@ -15,6 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
+def shown_id(name: str) -> str:
+    """An id as plain output prints it, one per line: as is when printable, else quoted and
+    escaped as a Python string (a line break would print one id as two; JSON is exact)."""
+    return name if name.isprintable() else repr(name)
+
+
 def wrap(text: str, width: int) -> str:
     """`text` with each line wrapped at `width` characters (continuations indented); 0: as is."""
     if width <= 0:

@@ -69,11 +69,13 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from datetime import date
+from datetime import date, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._dates.resolve import parse_when
 from .._record.load import collector_paused
+from .._turns.ingest import question, read_when, when_label
 from . import _files
 from ._core import Loaded, StoreCore, clearly
 from ._dialects import Dialect, PostgresDialect
@@ -91,7 +93,7 @@ from ._errors import (
 )
 from ._failures import salvage_advice
 from ._journal import Journal, dumps
-from ._recall import Recalled, Recaller, RecallSource, check_retriever, check_when
+from ._recall import Recalled, Recaller, RecallSource, check_retriever
 from ._rows import (
     Damage,
     head_problem,
@@ -203,9 +205,26 @@ def _recall_args(
     names = _check_exclude(call, exclude)
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise ValueError(f"{call}: budget must be an int >= 1 (characters), got {budget!r}")
-    check_when(call, when)
+    if when_label(call, when):  # None or "": no date
+        read_when(call, when, memory=False)
     check_retriever(call, retriever)
     return user, names
+
+
+def _check_dates(mem: Any, turns: list[Any]) -> None:
+    """Refuse a turn dated with a label `mem.append` would refuse ("32 May 2023"), as append
+    does: with `resolve_time` on, a turn's `when` must be a date."""
+    if not mem.resolve_time:
+        return  # free-form labels are what such a Memory keeps
+    labels = {t.get("when") for t in turns if isinstance(t, dict)}  # few distinct: read once
+    for label in sorted(w for w in labels if isinstance(w, str) and w.strip()):
+        if parse_when(label, mem.date_order) is None:
+            first = next(i for i, t in enumerate(turns) if t.get("when") == label)
+            raise ValueError(
+                f"turn {first} has when={label!r}, which is not a date append takes (e.g. "
+                "'8 May 2023' or an ISO date); fix it, or export from a Memory built with "
+                "resolve_time=False to keep free-form labels"
+            )
 
 
 def _give_cache(store: _Store, conversation: str, retriever: object) -> None:
@@ -391,7 +410,9 @@ class _Store(StoreCore):
         if not isinstance(turns, list):
             raise ValueError(f"{call}: data has no 'turns' list; pass Memory.to_dict() output")
         try:
-            snapshot = _memory_class().from_dict(dict(data)).index_snapshot(layout=True)
+            mem = _memory_class().from_dict(dict(data))
+            _check_dates(mem, turns)
+            snapshot = mem.index_snapshot(layout=True)
             head = dumps({k: v for k, v in data.items() if k not in ("turns", "state")})
             rows = [dumps(t) for t in turns]
             state = dumps(data["state"]) if "state" in data else None
@@ -444,7 +465,7 @@ class _Store(StoreCore):
     @clearly
     def recall(
         self, query: str, *, user: str | None, budget: int = 6_000,
-        exclude: str | Sequence[str] = (), when: str | date | None = None,
+        exclude: str | Sequence[str] = (), when: str | date | datetime | None = None,
         retriever: Any = None,
     ) -> list[Recalled]:  # fmt: skip
         """What ``user`` said in their stored conversations that matters for ``query``.
@@ -455,24 +476,24 @@ class _Store(StoreCore):
         "Recall across conversations").  Only ``user``'s conversations are read; ``user=None``
         (a conversation without a user) recalls nothing.  ``exclude``: conversation ids left
         out (the one asking).  ``when``: the date relative dates in the query are read
-        against ("last weekend"); None leaves them unread.  What `delete`, `delete_user`
-        and a redaction took out, by any process, is never returned.  ``retriever``: an
-        incremental retriever (e.g. `yait_byheart.semantic.Hybrid`) fused into the ranking as
-        compose fuses one; the store feeds it ``user``'s stretches alone, so pass one object
-        per user.
+        against ("last weekend"); None or "" leaves them unread.  The query and ``when`` are
+        read and refused as `Memory.compose` reads and refuses them (a blank query, a lone
+        surrogate, a date it cannot read).  What `delete`, `delete_user` and a redaction took
+        out, by any process, is never returned.  ``retriever``: an incremental retriever
+        (e.g. `yait_byheart.semantic.Hybrid`) fused into the ranking as compose fuses one; the
+        store feeds it ``user``'s stretches alone, so pass one object per user.
         """
         call = f"{self._kind}.recall"
-        if not isinstance(query, str):
-            raise TypeError(f"{call}: query must be a str, got {type(query).__name__}")
+        asked = question(call, query, when, memory=False)  # read as compose reads one
         user, names = _recall_args(call, user, exclude, budget, when, retriever)
         self._check_open(call)
-        if user is None or not query.strip():
+        if user is None:
             return []
-        return self._recaller.recall(self, query, user, budget, names, when, retriever, call)
+        return self._recaller.recall(self, asked.shown, user, budget, names, retriever, call)
 
     def recall_source(
         self, *, user: str | None, exclude: str | Sequence[str] = (), budget: int = 6_000,
-        when: str | date | None = None, retriever: Any = None,
+        when: str | date | datetime | None = None, retriever: Any = None,
     ) -> RecallSource:  # fmt: skip
         """``user``'s other conversations as ``Memory(external=...)`` material (rule 4).
 

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from .._dates.resolve import parse_when, resolve_time
-from .._dates.spans import annotated_spans, without_annotations
+from .._dates.spans import asked_days, said_on, without_annotations
 from .._retrieval import ranking
 from .._retrieval.ranker import retrieved
 from .._text.tokens import shared_tokenizer
@@ -110,11 +109,11 @@ class Recaller:
         return found
 
     def recall(
-        self, store: StoreCore, query: str, user: str, budget: int, exclude: Iterable[str],
-        when: str | date | datetime | None, retriever: Any = None, call: str = "recall",
+        self, store: StoreCore, shown: str, user: str, budget: int, exclude: Iterable[str],
+        retriever: Any = None, call: str = "recall",
     ) -> list[Recalled]:  # fmt: skip
-        """The user's passages for `query`, best first, within `budget` characters."""
-        shown = resolve_time(query, when) if when is not None else query
+        """The user's passages for the question `shown` (`ingest.question`'s text, its dates
+        annotated), best first, within `budget` characters."""
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
         with ui.lock:
@@ -182,13 +181,13 @@ def _terms(ui: UserIndex, query: str) -> list[str]:
 
 
 def _said_then(ui: UserIndex, query: str) -> Callable[[int], bool] | None:
-    spans = [(a.toordinal(), b.toordinal()) for a, b in annotated_spans(query)]
+    spans = asked_days(query)  # as `Ranker.ranked` reads them
     if not spans:
         return None
     lo, hi = ui.docs.day_lo, ui.docs.day_hi
 
     def said_then(doc: int) -> bool:
-        return bool(lo[doc]) and any(lo[doc] <= b and a <= hi[doc] for a, b in spans)
+        return said_on(lo[doc], hi[doc], spans)
 
     return said_then
 
@@ -217,7 +216,7 @@ def _select(
     while True:
         chosen, skipped = _fill(ui, ranking.bm25_ranked(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
-        ), budget, left_out, tuning)  # fmt: skip
+        ), budget, left_out, tuning, then)  # fmt: skip
         # Tombstones and left-out conversations took places in the exactly scored head: score
         # more, until the room is full or every stretch was looked at.
         room = budget - sum(ui.docs.size[d] for d, _ in chosen)
@@ -243,14 +242,16 @@ def _retrieved(
 
 def _fill(
     ui: UserIndex, ranked: Iterable[tuple[int, float]], budget: int, left_out: set[int],
-    tuning: Tuning,
+    tuning: Tuning, then: Callable[[int], bool] | None = None,
 ) -> tuple[list[tuple[int, float]], int]:  # fmt: skip
+    """The ranked stretches that fit `budget`, and how many were skipped; the stretches said
+    on the days the question names (`then`) count though no word matched, as in compose."""
     docs = ui.docs
     alive, size, conv = docs.alive, docs.size, docs.conv
     chosen: list[tuple[int, float]] = []
     left, misfits, skipped = budget, 0, 0
     for doc, score in ranked:
-        if score <= 0:
+        if score <= 0 and (then is None or doc >= len(alive) or not then(doc)):
             break  # the recency top-up: nothing in it matches the query
         if doc >= len(alive) or not alive[doc] or conv[doc] in left_out or not size[doc]:
             skipped += 1
@@ -361,19 +362,6 @@ def source_line(found: Recalled) -> str:
     return f"the user's conversation {found['conversation']!r}{when}, {where}"
 
 
-def check_when(call: str, when: object) -> None:
-    """A `when` recall can resolve a question's relative dates against, or None."""
-    if when is None:
-        return
-    if not isinstance(when, (str, date)):
-        raise TypeError(f"{call}: when must be a str, date or datetime, got {type(when).__name__}")
-    if parse_when(when) is None:
-        raise ValueError(
-            f"{call}: cannot read a date in when={when!r}; pass e.g. '8 May 2023', an ISO "
-            "date or a date object, or None to leave relative dates unresolved"
-        )
-
-
 def check_retriever(call: str, retriever: object) -> None:
     """A retriever recall can keep fed as the rows change (incremental), or None."""
     if retriever is None:
@@ -414,6 +402,9 @@ class RecallSource:
         # The frame (a marker, a source line per passage) counts against the budget too:
         # asked again with less room while the framed material would pass it.
         room = self.budget
+        pairs: list[tuple[str, str]] = []
+        if not query.strip():  # compose's external_query=" ": nothing to ask, as recall says
+            return []
         for _ in range(3):
             self.last = self._recall(query, user=self.user, budget=room, exclude=self.exclude,
                                      when=self.when, retriever=self.retriever)  # fmt: skip

@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..._text.lazy_re import lazy
+
 #: Horizontal space inside a phrase, bounded so matching stays linear.
 S = r"[ \t\u00a0]{1,3}"
 #: Not inside a word, a URL or an address; not after a hyphen ("2-3"); not glued to
@@ -28,7 +30,7 @@ START = r"(?<![\w/@\]-])(?<!\w\.)"
 #: Not followed by more word or by the rest of a URL or path.
 END = r"(?!\w|[-./@]\w)"
 #: "de" right after a span or weekday phrase (es, pt) gives it another sense.
-NOT_BEFORE_DE = re.compile(rf"{S}de(?!\w)")
+NOT_BEFORE_DE = lazy(rf"{S}de(?!\w)")
 
 
 def alt(words: Iterable[str]) -> str:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from ..._text.lazy_re import lazy
 from ..calc import FEW
 from . import END, START, Lang, S, alt, count, starts, table, words
 
@@ -37,7 +36,7 @@ WEEKDAYS: dict[str, int] = {
 _NUM = count(NUMBERS)
 _SPAN_UNITS = ("woche", "wochenende", "monat", "jahr")
 
-PHRASE = re.compile(
+PHRASE = lazy(
     START
     + starts(DIRS, ["vor", "in"], FIXED)
     + "(?:"
@@ -71,10 +70,10 @@ PAST_CUES = words("""
     gelesen fertig gefahren gelaufen abgeschlossen renoviert
 """)
 # Past participles: "gebaut", "gelernt", "abgeschlossen", "fertiggestellt".
-PAST_FORM = re.compile(r"(?:ab|an|auf|aus|ein|mit|nach|vor|zu|fertig)?ge\w{2,}(?:t|en)")
+PAST_FORM = lazy(r"(?:ab|an|auf|aus|ein|mit|nach|vor|zu|fertig)?ge\w{2,}(?:t|en)")
 
 LANG = Lang(
     "de", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, stopwords=STOPWORDS,
     not_after=NOT_AFTER, lower_only=frozenset({"morgen"}), past_cues=PAST_CUES,
-    past_form=PAST_FORM, not_before=re.compile(rf"{S}(?:des|eines)(?!\w)"),
+    past_form=PAST_FORM, not_before=lazy(rf"{S}(?:des|eines)(?!\w)"),
 )  # fmt: skip

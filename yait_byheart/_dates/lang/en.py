@@ -4,8 +4,7 @@ this or next, or after "on" in a sentence told in the past)."""
 
 from __future__ import annotations
 
-import re
-
+from ..._text.lazy_re import lazy
 from .. import patterns as R
 from . import END, START, Lang, S, alt, starts, words
 
@@ -30,7 +29,7 @@ UNITS: dict[str, str] = {
 }  # fmt: skip
 _WEEKDAY = alt(R.WEEKDAYS)
 
-PHRASE = re.compile(
+PHRASE = lazy(
     START
     + starts(["the", "in", "a", "one", "over"], DIRS)
     + "(?:"
@@ -75,13 +74,13 @@ LANG = Lang(
     anchors=ANCHORS,
 )
 #: Words of a sentence that make "over the weekend" the weekend just gone.
-PAST_SENTENCE = re.compile(
+PAST_SENTENCE = lazy(
     r"(?<![\w'])(?:was|were|went|did|had|got|took|came|saw|made|met|spent|ran|been|[a-z]{2,}ed)"
     r"(?![\w'])"
 )
 #: ... and words that make it another weekend: the future, or the present of a habit
 #: ("the shop is closed over the weekend").
-FUTURE_SENTENCE = re.compile(
+FUTURE_SENTENCE = lazy(
     r"(?<![\w'])(?:will|won't|gonna|going|plan|planning|need|needs|want|wants|hope|should|would"
     r"|is|are|am|usually|always|every"
     r"|could|might|can|let's|\w+'ll|\w+\u2019ll)(?![\w'])"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from ..._text.lazy_re import lazy
 from ..calc import FEW
 from . import END, NOT_BEFORE_DE, START, Lang, S, alt, count, shifts, starts, table, words
 
@@ -43,7 +42,7 @@ _NEXT = ("próximo", "próxima", "proximo", "proxima")
 _AFTER = ("pasado", "pasada", "antepasado", "antepasada", "que viene", *_NEXT)
 _BEFORE = (*_NEXT, "pasado")
 
-PHRASE = re.compile(
+PHRASE = lazy(
     START
     + starts(WEEKDAYS, _BEFORE, _SPANS, ["este", "esta", "hace", "dentro", "en"], FIXED)
     + "(?:"
@@ -75,7 +74,7 @@ PAST_CUES = words("""
     construí logré
 """)
 # Preterites ("terminé", "perdí", "aprendió"); the future ends in "ré" ("llegaré").
-PAST_FORM = re.compile(r"(?!(?:aquí|allí|así|ahí)$)\w{2,}(?:[^r]é|í|ó)")
+PAST_FORM = lazy(r"(?!(?:aquí|allí|así|ahí)$)\w{2,}(?:[^r]é|í|ó)")
 
 LANG = Lang(
     "es", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, stopwords=STOPWORDS,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from ..._text.lazy_re import lazy
 from ..calc import FEW
 from . import END, START, Lang, S, alt, count, shifts, starts, table, words
 
@@ -38,7 +37,7 @@ _NUM = count(NUMBERS)
 _SPANS = ("settimana", "mese", "anno", "fine settimana", "weekend")
 _AFTER = ("scorso", "scorsa", "passato", "passata", "prossimo", "prossima")
 
-PHRASE = re.compile(
+PHRASE = lazy(
     START
     + starts(
         WEEKDAYS, _SPANS, _AFTER, ["questo", "quest", "tra", "fra"], NUMBERS, FIXED, "0123456789"

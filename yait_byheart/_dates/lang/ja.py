@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ..._text.lazy_re import lazy
 from ..calc import FEW
 from . import HAN_DIGITS, Lang, alt, han_count, starts
 
@@ -34,7 +35,7 @@ _NUM = han_count(_KANJI)
 
 
 def _phrase(units: dict[str, str]) -> re.Pattern[str]:
-    return re.compile(
+    return lazy(
         # The characters a phrase can start with, looked at first (as in `zh`).
         starts(DIRS, FIXED, _KANJI, HAN_DIGITS)
         + "(?:"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from ..._text.lazy_re import lazy
 from ..calc import FEW
 from . import END, NOT_BEFORE_DE, START, Lang, S, alt, count, shifts, starts, table, words
 
@@ -41,7 +40,7 @@ _SPANS = ("semana", "mês", "ano", "fim de semana")
 _AFTER = ("passado", "passada", "que vem", "próximo", "próxima", "proximo", "proxima")
 _BEFORE = ("próximo", "próxima", "proximo", "proxima", "este", "esta", "neste", "nesta")
 
-PHRASE = re.compile(
+PHRASE = lazy(
     START
     + starts(
         WEEKDAYS,
@@ -77,7 +76,7 @@ NOT_AFTER: dict[str, frozenset[str]] = {
 }
 PAST_CUES = words("fiz fez fizemos terminei terminou aprendi construí")
 # Preterites ("terminei", "perdi", "aprendeu", "terminou"); the future ends in "rei".
-PAST_FORM = re.compile(r"(?!(?:aqui|daqui|ali|assim|sei)$)\w{2,}(?:[^r]ei|ou|eu|i)")
+PAST_FORM = lazy(r"(?!(?:aqui|daqui|ali|assim|sei)$)\w{2,}(?:[^r]ei|ou|eu|i)")
 
 LANG = Lang(
     "pt", PHRASE, FIXED, UNITS, NUMBERS, DIRS, WEEKDAYS, stopwords=STOPWORDS,

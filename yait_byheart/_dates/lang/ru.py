@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from ..._text.lazy_re import lazy
 from ..calc import FEW
 from . import END, START, Lang, S, alt, count, starts, words
 
@@ -42,7 +41,7 @@ _AGO_UNITS = ("день", "дня", "дней", "неделю", "недели", 
               "месяцев", "год", "года", "лет")  # fmt: skip
 _SPANS = ("неделе", "месяце", "году", "выходных", "выходные")
 
-PHRASE = re.compile(
+PHRASE = lazy(
     START
     + starts(["в", "во", "на", "через"], NUMBERS, _AGO_UNITS, FIXED, "0123456789")
     + "(?:"

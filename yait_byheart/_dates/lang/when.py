@@ -8,7 +8,7 @@ string of at most ``_time_re.WHEN_MAX`` characters.
 
 from __future__ import annotations
 
-import re
+from ..._text.lazy_re import lazy
 
 _NAMES: tuple[tuple[str, ...], ...] = (
     # de, fr, es, it, pt, ru (genitive, then nominative)
@@ -49,7 +49,7 @@ _CLOCK = (
 _WEEKDAY = r"(?:[^\W\d_]{2,12}\.?,?[ ])?"
 
 #: "8. Mai 2023", "le 8 mai 2023", "8 de mayo de 2023", "8 мая 2023 г.", "1er mai 2023".
-WHEN_NAMED = re.compile(
+WHEN_NAMED = lazy(
     _WEEKDAY
     + r"(?:le[ ]|el[ ]|il[ ])?(?P<d>[0-9]{1,2})(?:\.|er|º|°)?[ ](?:de[ ])?"
     + r"(?P<m>[^\W\d_]{3,10})\.?,?[ ](?:de[ ]|del[ ])?(?P<y>[0-9]{4})(?:[ ]г(?:ода|\.)?)?"
@@ -58,7 +58,7 @@ WHEN_NAMED = re.compile(
 # A weekday in brackets after the date: "2023/05/30 (Tue) 17:27" (LongMemEval's form).
 _WEEKDAY_AFTER = r"(?:[ ]?\([^\W\d_]{2,12}\.?\))?"
 #: "08.05.2023", "8/5/2023", "2023/05/08", "2023.05.08", "08-05-2023", "2023/05/30 (Tue) 17:27".
-WHEN_NUMERIC = re.compile(
+WHEN_NUMERIC = lazy(
     _WEEKDAY
     + r"(?P<a>[0-9]{1,4})(?P<sep>[./-])(?P<b>[0-9]{1,2})(?P=sep)(?P<c>[0-9]{1,4})\.?"
     + r"(?:[ ]г(?:ода|\.)?)?"
@@ -66,7 +66,7 @@ WHEN_NUMERIC = re.compile(
     + _CLOCK
 )
 #: "2023年5月8日", "2023年5月8日(月) 13:56", "2023年05月08日 星期一".
-WHEN_CJK = re.compile(
+WHEN_CJK = lazy(
     r"(?P<y>[0-9]{4})年[ ]?(?P<m>[0-9]{1,2})月[ ]?(?P<d>[0-9]{1,2})[日号]"
     r"(?:[ ]?[(（][月火水木金土日一二三四五六天][)）]|[ ]?(?:星期|周|礼拜)[一二三四五六日天])?"
     r"(?:[ ]?(?:[上下]午)?[ ]?[0-9]{1,2}[:：][0-9]{2}(?::[0-9]{2})?)?"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from ..._text.lazy_re import lazy
 from ..calc import FEW
 from . import HAN_DIGITS, Lang, alt, han_count, starts
 
@@ -39,7 +38,7 @@ WEEKDAYS: dict[str, int] = {
 _HANZI = "一二两三四五六七八九十几"
 _NUM = han_count(_HANZI)
 
-PHRASE = re.compile(
+PHRASE = lazy(
     # The characters a phrase can start with, looked at first: most of a Chinese text's fail
     # there, before the alternatives are tried one by one (each with its look-behinds).
     starts(DIRS, FIXED, _HANZI, HAN_DIGITS)

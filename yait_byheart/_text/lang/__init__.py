@@ -7,9 +7,10 @@ language from the evidence in a text.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
-from . import ar, de, en, hi, nl, other, romance, ru
+from . import other
 
 # The languages `language=` accepts, each with the script its stemmer reads.
 LANGUAGES: dict[str, str] = {
@@ -17,14 +18,32 @@ LANGUAGES: dict[str, str] = {
     "nl": "latin", "ru": "cyrillic", "ar": "arabic", "hi": "devanagari",
 }  # fmt: skip
 
-READERS: dict[str, Callable[[str], str]] = {
-    "en": en.read, "de": de.read, "fr": romance.read_fr, "es": romance.read_es,
-    "it": romance.read_it, "pt": romance.read_pt, "nl": nl.read, "ru": ru.read, "ar": ar.read,
-    "hi": hi.read,
+# Each language's reader: its module and function, imported on the first word read in it (a
+# process that never reads Arabic never loads the Arabic stemmer).
+_READER_AT: dict[str, tuple[str, str]] = {
+    "en": ("en", "read"), "de": ("de", "read"), "fr": ("romance", "read_fr"),
+    "es": ("romance", "read_es"), "it": ("romance", "read_it"), "pt": ("romance", "read_pt"),
+    "nl": ("nl", "read"), "ru": ("ru", "read"), "ar": ("ar", "read"), "hi": ("hi", "read"),
+}  # fmt: skip
+
+
+class _Readers(dict[str, Callable[[str], str]]):
+    """`READERS[lang]`: the reader, its module imported on first use."""
+
+    def __missing__(self, lang: str) -> Callable[[str], str]:
+        module, name = _READER_AT[lang]  # KeyError for no such language, as a dict's
+        read: Callable[[str], str] = getattr(importlib.import_module(f".{module}", __name__), name)
+        self[lang] = read
+        return read
+
+
+READERS: dict[str, Callable[[str], str]] = _Readers(
     # Readings without a language of their own: an unknown alphabetic language, Greek, and
     # every other script (kept as written).
-    "und": other.truncate, "el": other.greek, "none": other.identity,
-}  # fmt: skip
+    und=other.truncate,
+    el=other.greek,
+    none=other.identity,
+)
 
 # The reading of each script when no Latin-style detection applies.
 BY_SCRIPT: dict[str, str] = {

@@ -12,11 +12,10 @@ anusvara ("हिन्दी" and "हिंदी" are the same word). Data in
 
 from __future__ import annotations
 
-import re
-
+from ..lazy_re import lazy
 from .hi_data import ANUSVARA, CHANDRABINDU, NASALS, NUKTA, STOP_WORDS_RAW, SUFFIXES, VIRAMA
 
-_HALF_NASAL = re.compile(f"[{NASALS}]{VIRAMA}(?=[\u0915-\u0939])")
+_HALF_NASAL = lazy(f"[{NASALS}]{VIRAMA}(?=[\u0915-\u0939])")
 _BY_LENGTH = sorted(SUFFIXES, key=len, reverse=True)
 
 
