@@ -31,6 +31,9 @@ COMMANDS: dict[str, Command] = {
     "bench-recall": Command(
         "eval.bench_recall", "recall across 1,000 conversations of one user: speed, memory"
     ),
+    "bench-stateless": Command(
+        "eval.bench_stateless", "a new store object per request: recall across 10k-500k turns"
+    ),
     "bench-concurrency": Command(
         "eval.bench_concurrency", "many processes on one conversation: throughput, errors"
     ),

@@ -373,8 +373,9 @@ class StoreCore:
             if conn.execute(q["rewrite_turn"], (payload, conv, index)).rowcount != 1:
                 raise self._gone(call, name)
             conn.execute(q["bump_seq"], (conv,))
-            # The snapshot holds the redacted words' stems: it goes with them.
+            # The snapshot and the user's recall index hold the redacted words' stems.
             conn.execute(q["drop_snapshot"], (conv,))
+            conn.execute(q["blank_recall_index"], (conv,))
         self._purge_or_warn(call)
 
     def _b_state(self, call: str, name: str, conv: int, payload: str) -> None:
@@ -415,6 +416,7 @@ class StoreCore:
                     conn.execute(q["set_head"], (head, conv))
             conn.execute(q["bump_seq"], (conv,))
             conn.execute(q["drop_snapshot"], (conv,))
+            conn.execute(q["blank_recall_index"], (conv,))
         return moved
 
     def _damaged_raw(self, conn: Any, conv: int, damage: Damage) -> Raw | None:
@@ -450,7 +452,7 @@ class StoreCore:
         with self._lock, self._transaction(dialect.write_begin) as conn:
             ids = [(r[0],) for r in conn.execute(select + dialect.lock_for_delete, (value,))]
             if ids:
-                for statement in (*children, q["delete_conversation"]):
+                for statement in (q["blank_recall_index"], *children, q["delete_conversation"]):
                     _many(conn, statement, ids)
         return len(ids)
 

@@ -13,6 +13,7 @@ deleted or blanked since is never returned, and no row of another user's can be.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -22,11 +23,14 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._dates.resolve import parse_when, resolve_time
 from .._dates.spans import annotated_spans, without_annotations
-from .._retrieval import ranking
+from .._retrieval import flat, ranking
 from .._retrieval.ranker import retrieved
 from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
 from .._turns.settings import Tuning
+from . import _user_saved as user_saved
+from ._errors import StoreFullError, StoreReadOnlyError
+from ._journal import snapshot_due
 from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
 
 if TYPE_CHECKING:
@@ -38,6 +42,11 @@ _GRAIN = int(900 * Tuning().stretch_share)
 # Users whose indexes a store keeps in memory: a server recalling for many users rebuilds the
 # index of one not recalled for lately, instead of holding every user's.
 KEEP_USERS = 16
+# Turns a kept recall index may lack before a recall writes it again, however many the user
+# has (`snapshot_due`): a few hundred at 100,000 turns.
+SAVE_AT_MOST = 2_000
+# Where the store refuses every write: the kept index, a cache, is skipped.
+_UNWRITABLE = (StoreReadOnlyError, StoreFullError)
 _PASSAGE = (
     "SELECT t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
     "WHERE t.conv = ? AND c.user_id = ? AND t.idx >= ? AND t.idx <= ? ORDER BY t.idx"
@@ -115,15 +124,22 @@ class Recaller:
         shown = resolve_time(query, when) if when is not None else query
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
+        passages: list[_Passage] | None = None
         with ui.lock:
-            _synced(store, ui)
-            if ui.dead > REBUILD_SHARE * max(1, len(ui.index)):
-                ui = self._user(user, fresh=True)
-                with ui.lock:
-                    _synced(store, ui)
+            try:
+                _synced(store, ui)
+                if ui.dead <= REBUILD_SHARE * max(1, len(ui.index)):
                     passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
-            else:
+                    _save(store, ui)
+            except flat.Damaged:  # the kept index was damaged: built from the rows instead
+                passages = None
+        if passages is None:  # too many tombstones (or damaged): a new index
+            ui = self._user(user, fresh=True)
+            ui.loadable = False  # what the store keeps may be the one with the tombstones
+            with ui.lock:
+                _synced(store, ui)
                 passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
+                _save(store, ui)
         return _read(store, user, ui, passages)
 
 
@@ -140,6 +156,8 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     dialect = store._dialect
     where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
+        if ui.gen is None:
+            _loaded(conn, dialect.sql["recall_index"], ui)
         changed = ui.changed(conn, *where)
     for conv, seq in changed:
         with store._lock, store._transaction(dialect.read_begin) as conn:
@@ -148,6 +166,32 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     if changed:
         ui.warm()
     ui.feed()  # the deleted conversations' stretches
+
+
+def _loaded(conn: Any, select: str, ui: UserIndex) -> None:
+    """Read the user's kept index in the transaction that reads their conversations: the
+    generation it is written under, and the index itself into `ui` when it may be loaded."""
+    row = conn.execute(select, (ui.user,)).fetchone()
+    ui.gen = int(row[0]) if row is not None else 0
+    if row is not None and row[1] is not None and ui.loadable and not ui.convs:
+        if user_saved.load(ui, bytes(row[1])):
+            ui.saved = ui.turns()
+
+
+def _save(store: StoreCore, ui: UserIndex) -> None:
+    """Keep `ui` in the store when the kept one lacks enough of its rows (`snapshot_due`, as
+    for a conversation's snapshot), unless a redaction or deletion since its first rows were
+    read bumped the generation (then this index may hold blanked words: never written)."""
+    total = ui.turns()
+    if ui.gen is None or ui.gen < 0 or not snapshot_due(total - ui.saved, total, SAVE_AT_MOST):
+        return
+    data = user_saved.dump(ui)
+    statement = store._dialect.sql["save_recall_index"]
+    with contextlib.suppress(*_UNWRITABLE), store._failing("the recall index"), store._lock:
+        if store._dialect.write_one(store._conn, statement, (ui.user, ui.gen, data)) == 1:
+            ui.saved = total
+        else:
+            ui.gen = -1
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 #: Version of the table layout.  A store written by a newer layout is refused, never altered;
 #: an older one is upgraded in place when opened (2 added ``snapshots``, 3 ``vectors``,
-#: 4 ``quarantine``).
-SCHEMA_VERSION = 4
+#: 4 ``quarantine``, 5 ``recall_index``).
+SCHEMA_VERSION = 5
 FORMAT = "yait_byheart.store"
 
 # The layout of schema version 1.
@@ -36,6 +36,11 @@ UPGRADES = {
     4: (
         "CREATE TABLE IF NOT EXISTS {s}quarantine (id {id}, conv {big} NOT NULL, "
         "tbl {text} NOT NULL, idx {int}, data {blob} NOT NULL, problem {text} NOT NULL)",
+    ),
+    # Each user's recall index (derived, see `_user_saved`): gen counts what blanked it.
+    5: (
+        "CREATE TABLE IF NOT EXISTS {s}recall_index (user_id {text} PRIMARY KEY, "
+        "gen {big} NOT NULL, data {blob})",
     ),
 }
 # Tables holding a conversation's rows (deleted with it); `conversations` itself comes last.
@@ -105,6 +110,12 @@ drop_snapshot: DELETE FROM {s}snapshots WHERE conv = ?
 write_snapshot: INSERT INTO {s}snapshots (conv, data)
     SELECT id, ? FROM {s}conversations WHERE id = ? AND seq = ?
     ON CONFLICT (conv) DO UPDATE SET data = excluded.data
+recall_index: SELECT gen, data FROM {s}recall_index WHERE user_id = ?
+save_recall_index: INSERT INTO {s}recall_index (user_id, gen, data) VALUES (?, ?, ?)
+    ON CONFLICT (user_id) DO UPDATE SET data = excluded.data WHERE recall_index.gen = excluded.gen
+blank_recall_index: INSERT INTO {s}recall_index (user_id, gen, data)
+    SELECT user_id, 1, NULL FROM {s}conversations WHERE id = ? AND user_id IS NOT NULL
+    ON CONFLICT (user_id) DO UPDATE SET gen = recall_index.gen + 1, data = NULL
 exists: SELECT 1 FROM {s}conversations WHERE id = ?
 names: SELECT name FROM {s}conversations ORDER BY name
 names_of_user: SELECT name FROM {s}conversations WHERE user_id = ? ORDER BY name
