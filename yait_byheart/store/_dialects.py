@@ -111,6 +111,10 @@ class Dialect:
         conn.execute("COMMIT")
         return count
 
+    def read_row(self, conn: Any, statement: str, params: tuple[Any, ...]) -> Any:
+        """One row of `statement`, its blobs as bytes (None if no row)."""
+        return conn.execute(statement, params).fetchone()
+
     def begin_setup(self, conn: Any, where: str) -> None:
         """Open the transaction that checks, creates or upgrades the tables."""
         try:
@@ -251,6 +255,10 @@ class PostgresDialect(Dialect):
 
     def write_one(self, conn: Any, statement: str, params: tuple[Any, ...]) -> int:
         return int(conn.execute(statement, params).rowcount)  # autocommit: one round trip
+
+    def read_row(self, conn: Any, statement: str, params: tuple[Any, ...]) -> Any:
+        # In binary: a bytea in text comes as hex, twice its size, decoded by the client.
+        return conn.execute(statement, params, binary=True).fetchone()
 
     def begin_setup(self, conn: Any, where: str) -> None:
         conn.execute(self.write_begin)

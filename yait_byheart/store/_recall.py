@@ -157,7 +157,7 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
         if ui.gen is None:
-            _loaded(conn, dialect.sql["recall_index"], ui)
+            _loaded(dialect.read_row(conn, dialect.sql["recall_index"], (ui.user,)), ui)
         changed = ui.changed(conn, *where)
     for conv, seq in changed:
         with store._lock, store._transaction(dialect.read_begin) as conn:
@@ -168,10 +168,9 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     ui.feed()  # the deleted conversations' stretches
 
 
-def _loaded(conn: Any, select: str, ui: UserIndex) -> None:
-    """Read the user's kept index in the transaction that reads their conversations: the
-    generation it is written under, and the index itself into `ui` when it may be loaded."""
-    row = conn.execute(select, (ui.user,)).fetchone()
+def _loaded(row: Any, ui: UserIndex) -> None:
+    """The user's kept index `row` (read in the transaction that reads their conversations):
+    the generation it is written under, and the index itself into `ui` if it may be loaded."""
     ui.gen = int(row[0]) if row is not None else 0
     if row is not None and row[1] is not None and ui.loadable and not ui.convs:
         if user_saved.load(ui, bytes(row[1])):
@@ -230,7 +229,7 @@ def _select(
     if ranking.asked_speaker(query) == "user" and len(ui.user_index):
         index = ui.user_index
     terms = _terms(ui, query)
-    dated = ui.docs.dated.__getitem__
+    dated, alive = ui.docs.dated.__getitem__, ui.docs.alive.__getitem__
     when, then = ranking.asks_when(query), _said_then(ui, query)
     k = 8 + budget // _GRAIN
     retriever = ui.retriever if who is not None else None
@@ -240,6 +239,7 @@ def _select(
     while True:
         chosen, skipped = _fill(ui, ranking.bm25_ranked(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
+            lambda d: bool(alive(d)),
         ), budget, left_out, tuning)  # fmt: skip
         # Tombstones and left-out conversations took places in the exactly scored head: score
         # more, until the room is full or every stretch was looked at.
