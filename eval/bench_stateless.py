@@ -172,10 +172,20 @@ def workers(backend: str, where: str, n: int, questions: list[str]) -> tuple[lis
     t0 = time.perf_counter()
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "eval.bench_stateless", "--worker", backend, where,
-             f"live-w{k}", json.dumps(questions)],
-            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "eval.bench_stateless",
+                "--worker",
+                backend,
+                where,
+                f"live-w{k}",
+                json.dumps(questions),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         for k in range(n)
     ]
     times: list[float] = []
@@ -211,8 +221,9 @@ def measure(backend: str, args: argparse.Namespace, total: int, asked: list[str]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="LongMemEval JSON (.gz)")
     parser.add_argument("--turns", default="10000,100000", help="users' sizes, comma-separated")
     parser.add_argument("--backends", default="sqlite,postgres")

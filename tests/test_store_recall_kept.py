@@ -21,7 +21,6 @@ from yait_byheart.store import _user_index
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import test_store  # noqa: E402
-import test_store_recall  # noqa: E402
 from test_store import Backend  # noqa: E402
 from test_store_recall import child, finish  # noqa: E402
 

@@ -35,6 +35,12 @@ class _Bounded(Packed):
 
     __slots__ = ("ids_held",)
 
+    def __init__(
+        self, docs: array[int], tfs: array[int], ends: list[int], left: int, ids_held: int
+    ) -> None:
+        super().__init__(docs, tfs, ends, left)
+        self.ids_held = ids_held
+
     def take(self, k: int) -> Postings:
         entry = super().take(k)
         if entry.ids and entry.ids[-1] >= self.ids_held:  # ascending: the last is the largest
@@ -88,9 +94,7 @@ def load(data: memoryview) -> Index:
     index._lengths, index._count, index._total_len = lengths, count, total
     index._min_len, index._top = shortest, top
     index._postings = dict(zip(terms, range(n_terms), strict=True))
-    packed = _Bounded(ids, tfs, list(accumulate(sizes)), len(index._postings))
-    packed.ids_held = n_ids
-    index._packed = packed
+    index._packed = _Bounded(ids, tfs, list(accumulate(sizes)), len(index._postings), n_ids)
     return index
 
 

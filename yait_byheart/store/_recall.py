@@ -172,9 +172,9 @@ def _loaded(row: Any, ui: UserIndex) -> None:
     """The user's kept index `row` (read in the transaction that reads their conversations):
     the generation it is written under, and the index itself into `ui` if it may be loaded."""
     ui.gen = int(row[0]) if row is not None else 0
-    if row is not None and row[1] is not None and ui.loadable and not ui.convs:
-        if user_saved.load(ui, bytes(row[1])):
-            ui.saved = ui.turns()
+    loadable = row is not None and row[1] is not None and ui.loadable and not ui.convs
+    if loadable and user_saved.load(ui, bytes(row[1])):
+        ui.saved = ui.turns()
 
 
 def _save(store: StoreCore, ui: UserIndex) -> None:
