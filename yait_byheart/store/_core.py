@@ -375,7 +375,7 @@ class StoreCore:
             conn.execute(q["bump_seq"], (conv,))
             # The snapshot and the user's recall index hold the redacted words' stems.
             conn.execute(q["drop_snapshot"], (conv,))
-            conn.execute(q["blank_recall_index"], (conv,))
+            _drop_recall_index(conn, q, [(conv,)])
         self._purge_or_warn(call)
 
     def _b_state(self, call: str, name: str, conv: int, payload: str) -> None:
@@ -416,7 +416,7 @@ class StoreCore:
                     conn.execute(q["set_head"], (head, conv))
             conn.execute(q["bump_seq"], (conv,))
             conn.execute(q["drop_snapshot"], (conv,))
-            conn.execute(q["blank_recall_index"], (conv,))
+            _drop_recall_index(conn, q, [(conv,)])
         return moved
 
     def _damaged_raw(self, conn: Any, conv: int, damage: Damage) -> Raw | None:
@@ -452,7 +452,8 @@ class StoreCore:
         with self._lock, self._transaction(dialect.write_begin) as conn:
             ids = [(r[0],) for r in conn.execute(select + dialect.lock_for_delete, (value,))]
             if ids:
-                for statement in (q["blank_recall_index"], *children, q["delete_conversation"]):
+                _drop_recall_index(conn, q, ids)
+                for statement in (*children, q["delete_conversation"]):
                     _many(conn, statement, ids)
         return len(ids)
 
@@ -503,3 +504,11 @@ class StoreCore:
         with self._lock:
             statement = self._dialect.sql["vector_count"]
             return int(self._conn.execute(statement, (conversation, name)).fetchone()[0])
+
+
+def _drop_recall_index(conn: Any, q: dict[str, str], convs: list[tuple[Any, ...]]) -> None:
+    """Drop the recall index of the users of `convs` (it holds stems of words going away),
+    and count it, first: a recall index built before then is never written after
+    (`_recall._save` checks the count, locked)."""
+    conn.execute(q["bump_recall_generation"])
+    _many(conn, q["drop_recall_index"], convs)

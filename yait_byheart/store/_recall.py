@@ -29,7 +29,7 @@ from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
 from .._turns.settings import Tuning
 from . import _user_saved as user_saved
-from ._errors import StoreFullError, StoreReadOnlyError
+from ._errors import StoreFullError, StoreReadOnlyError, StoreUnavailableError
 from ._journal import snapshot_due
 from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
 
@@ -45,8 +45,9 @@ KEEP_USERS = 16
 # Turns a kept recall index may lack before a recall writes it again, however many the user
 # has (`snapshot_due`): a few hundred at 100,000 turns.
 SAVE_AT_MOST = 2_000
-# Where the store refuses every write: the kept index, a cache, is skipped.
-_UNWRITABLE = (StoreReadOnlyError, StoreFullError)
+# Where the store refuses a write (or is busy past its timeout): the kept index, a cache, is
+# not written; a later recall tries again.
+_UNWRITABLE = (StoreReadOnlyError, StoreFullError, StoreUnavailableError)
 _PASSAGE = (
     "SELECT t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
     "WHERE t.conv = ? AND c.user_id = ? AND t.idx >= ? AND t.idx <= ? ORDER BY t.idx"
@@ -157,7 +158,7 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
         if ui.gen is None:
-            _loaded(dialect.read_row(conn, dialect.sql["recall_index"], (ui.user,)), ui)
+            _loaded(store, conn, ui)
         changed = ui.changed(conn, *where)
     for conv, seq in changed:
         with store._lock, store._transaction(dialect.read_begin) as conn:
@@ -168,29 +169,43 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     ui.feed()  # the deleted conversations' stretches
 
 
-def _loaded(row: Any, ui: UserIndex) -> None:
-    """The user's kept index `row` (read in the transaction that reads their conversations):
-    the generation it is written under, and the index itself into `ui` if it may be loaded."""
-    ui.gen = int(row[0]) if row is not None else 0
-    loadable = row is not None and row[1] is not None and ui.loadable and not ui.convs
-    if loadable and user_saved.load(ui, bytes(row[1])):
+def _loaded(store: StoreCore, conn: Any, ui: UserIndex) -> None:
+    """In the transaction that reads the user's conversations: the count of dropped recall
+    indexes (`ui.gen`, which a write of `ui` must still find), and the user's kept index
+    loaded into `ui` if it may be."""
+    dialect = store._dialect
+    gen = conn.execute(dialect.sql["recall_generation"]).fetchone()
+    ui.gen = int(gen[0]) if gen is not None else -1
+    if not ui.loadable or ui.convs:
+        return
+    row = dialect.read_row(conn, dialect.sql["recall_index"], (ui.user,))
+    if row is not None and user_saved.load(ui, bytes(row[0])):
         ui.saved = ui.turns()
 
 
 def _save(store: StoreCore, ui: UserIndex) -> None:
     """Keep `ui` in the store when the kept one lacks enough of its rows (`snapshot_due`, as
-    for a conversation's snapshot), unless a redaction or deletion since its first rows were
-    read bumped the generation (then this index may hold blanked words: never written)."""
+    for a conversation's snapshot), unless a redaction, repair or deletion (of any user) was
+    counted since its first rows were read: then it may hold stems of words taken away, and
+    is never written (a new store object builds and writes one)."""
     total = ui.turns()
     if ui.gen is None or ui.gen < 0 or not snapshot_due(total - ui.saved, total, SAVE_AT_MOST):
         return
     data = user_saved.dump(ui)
-    statement = store._dialect.sql["save_recall_index"]
-    with contextlib.suppress(*_UNWRITABLE), store._failing("the recall index"), store._lock:
-        if store._dialect.write_one(store._conn, statement, (ui.user, ui.gen, data)) == 1:
-            ui.saved = total
-        else:
+    dialect = store._dialect
+    q = dialect.sql
+    with (
+        contextlib.suppress(*_UNWRITABLE), store._failing("the recall index"), store._lock,
+        store._transaction(dialect.write_begin) as conn,
+    ):  # fmt: skip
+        # Locked: a deletion or redaction counts first, so it waits for this write (and then
+        # drops what it wrote), or this write waits for it and finds the count moved.
+        gen = conn.execute(q["recall_generation"] + dialect.lock_for_delete).fetchone()
+        if gen is None or int(gen[0]) != ui.gen:
             ui.gen = -1
+        else:
+            conn.execute(q["save_recall_index"], (ui.user, data))
+            ui.saved = total
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:

@@ -147,9 +147,10 @@ class UserIndex:
         self.warmed = 0  # stretches indexed when `warm` last ran
         self.lock = threading.Lock()
         self._days: dict[str, int] = {}
-        # What the store keeps of this index (`_user_saved`): its generation as read with the
-        # first rows (None: not read yet; -1: this index may hold words blanked since, and is
-        # never written), the turns the kept bytes cover, and whether loading them is allowed.
+        # What the store keeps of this index (`_user_saved`): the count of dropped recall
+        # indexes read with its first rows (None: not read yet; -1: it may hold words taken
+        # away since, and is never written), the turns the kept bytes cover, and whether
+        # loading them is allowed.
         self.gen: int | None = None
         self.saved = 0
         self.loadable = retriever is None  # a retriever is fed every stretch's text: rebuilt
