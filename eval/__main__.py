@@ -32,6 +32,9 @@ COMMANDS: dict[str, Command] = {
         "eval.bench_recall", "recall across 1,000 conversations of one user: speed, memory"
     ),
     "bench-import": Command("eval.bench_import", "import yait_byheart in a fresh process"),
+    "bench-stateless": Command(
+        "eval.bench_stateless", "a new store object per request: recall across 10k-500k turns"
+    ),
     "bench-concurrency": Command(
         "eval.bench_concurrency", "many processes on one conversation: throughput, errors"
     ),

@@ -57,6 +57,9 @@ def load_revision(rev: str, into: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise RuntimeError(f"ab-revision: cannot import yait_byheart at {rev}")
     module = importlib.util.module_from_spec(spec)
+    # A revision loaded before (from a folder since removed) must not lend its submodules.
+    for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[loaded]
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module

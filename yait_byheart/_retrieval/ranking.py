@@ -91,7 +91,7 @@ def query_terms(index: Index, terms: list[str], tuning: Tuning) -> list[str]:
 
 def with_neighbours(
     index: Index, terms: list[str], head: Head, scores: dict[int, float], n: int, k: int,
-    tuning: Tuning, complete: bool = False,
+    tuning: Tuning, complete: bool = False, lends: Callable[[int], bool] | None = None,
 ) -> Head:  # fmt: skip
     """The head after each of its stretches lends its neighbours a share of its score.
 
@@ -100,12 +100,15 @@ def with_neighbours(
     `scores` holds no query term, and scores 0.0). Shares only raise scores, so the new head
     lies within the old head and its neighbours. A stretch the index does not hold (only the
     other speaker's words, when a question is about one speaker's) is no evidence of what
-    was asked: it receives only as the reply that followed a stretch.
+    was asked: it receives only as the reply that followed a stretch. Only stretches `lends`
+    passes lend (a user's index keeps the postings of stretches a redaction or deletion made
+    tombstones: their words must not raise the stretches beside them).
     """
     sources = {u: score for score, u in head}
-    shares = neighbour_shares(sources, n, tuning.context_weight, tuning.context_width)
+    lending = sources if lends is None else {u: s for u, s in sources.items() if lends(u)}
+    shares = neighbour_shares(lending, n, tuning.context_weight, tuning.context_width)
     if len(index) < n:  # an index of one speaker's words: not every stretch holds them
-        shares = {u: share for u, share in shares.items() if u in index or u - 1 in sources}
+        shares = {u: share for u, share in shares.items() if u in index or u - 1 in lending}
     outside = [u for u in shares if u not in sources and (not complete or u in scores)]
     own = index.exact(outside, terms)
     for uid, share in shares.items():
@@ -161,6 +164,7 @@ def bm25_ranked(
     index: Index, terms: list[str], n: int, k: int, tuning: Tuning, dated: Callable[[int], bool],
     when: bool, said_then: Callable[[int], bool] | None = None,
     other: Mapping[int, float] | None = None, weight: float = 1.0,
+    lends: Callable[[int], bool] | None = None,
 ) -> Iterator[tuple[int, float]]:  # fmt: skip
     """The built-in ranking: the k best exactly, the next k by lower bound, then recency.
 
@@ -168,12 +172,12 @@ def bm25_ranked(
     resolved against its date): they are boosted like dated stretches for "when" questions,
     and the rest of them come before the recency top-up. `other` is a retriever's scores
     (scaled, the best 1; every stretch it scored, its `k` best join the head), fused into the
-    head with `weight` (see `fused`).
+    head with `weight` (see `fused`). `lends`: see `with_neighbours`.
     """
     terms = query_terms(index, terms, tuning)
     head, scores, complete = index.head(terms, k)
     if tuning.context_weight > 0 and tuning.context_width > 0 and scores:
-        head = with_neighbours(index, terms, head, scores, n, k, tuning, complete)
+        head = with_neighbours(index, terms, head, scores, n, k, tuning, complete, lends)
     scale = 1.0
     if other:
         head, scale = fused(head, other, weight, tuning.rank_fusion, k)

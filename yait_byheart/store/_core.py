@@ -401,8 +401,9 @@ class StoreCore:
             if conn.execute(q["rewrite_turn"], (payload, conv, index)).rowcount != 1:
                 raise self._gone(call, name)
             conn.execute(q["bump_seq"], (conv,))
-            # The snapshot holds the redacted words' stems: it goes with them.
+            # The snapshot and the user's recall index hold the redacted words' stems.
             conn.execute(q["drop_snapshot"], (conv,))
+            _drop_recall_index(conn, q, [(conv,)])
         self._purge_or_warn(call)
 
     def _b_state(self, call: str, name: str, conv: int, payload: str) -> bool:
@@ -444,6 +445,7 @@ class StoreCore:
                     conn.execute(q["set_head"], (head, conv))
             conn.execute(q["bump_seq"], (conv,))
             conn.execute(q["drop_snapshot"], (conv,))
+            _drop_recall_index(conn, q, [(conv,)])
         return moved
 
     def _damaged_raw(self, conn: Any, conv: int, damage: Damage) -> Raw | None:
@@ -482,6 +484,8 @@ class StoreCore:
         try:
             with self._lock, self._transaction(dialect.write_begin) as conn:
                 ids = [(r[0],) for r in conn.execute(select + dialect.lock_for_delete, (value,))]
+                if ids:
+                    _drop_recall_index(conn, q, ids)
                 for statement in (*children, q["delete_conversation"]) if ids else ():
                     _many(conn, statement, ids)
             return len(ids), 0
@@ -545,3 +549,11 @@ class StoreCore:
         with self._lock:
             statement = self._dialect.sql["vector_count"]
             return int(self._conn.execute(statement, (conversation, name)).fetchone()[0])
+
+
+def _drop_recall_index(conn: Any, q: dict[str, str], convs: list[tuple[Any, ...]]) -> None:
+    """Drop the recall index of the users of `convs` (it holds stems of words going away),
+    and count it, first: a recall index built before then is never written after
+    (`_recall._save` checks the count, locked)."""
+    conn.execute(q["bump_recall_generation"])
+    _many(conn, q["drop_recall_index"], convs)

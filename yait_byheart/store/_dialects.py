@@ -114,6 +114,10 @@ class Dialect:
         conn.execute("COMMIT")
         return count
 
+    def read_row(self, conn: Any, statement: str, params: tuple[Any, ...]) -> Any:
+        """One row of `statement`, its blobs as bytes (None if no row)."""
+        return conn.execute(statement, params).fetchone()
+
     def begin_setup(self, conn: Any, where: str) -> None:
         """Open the transaction that checks, creates or upgrades the tables."""
         try:
@@ -272,6 +276,10 @@ class PostgresDialect(Dialect):
         with conn.transaction():
             conn.execute(f"SET LOCAL lock_timeout = {max(1, int(wait * 1000))}")
             return int(conn.execute(statement, params).rowcount)
+
+    def read_row(self, conn: Any, statement: str, params: tuple[Any, ...]) -> Any:
+        # In binary: a bytea in text comes as hex, twice its size, decoded by the client.
+        return conn.execute(statement, params, binary=True).fetchone()
 
     def begin_setup(self, conn: Any, where: str) -> None:
         conn.execute(self.write_begin)

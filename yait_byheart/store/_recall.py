@@ -13,6 +13,7 @@ deleted or blanked since is never returned, and no row of another user's can be.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
 from collections import OrderedDict
@@ -22,12 +23,15 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._dates.spans import asked_days, said_on, without_annotations
-from .._retrieval import ranking
+from .._retrieval import flat, ranking
 from .._retrieval.ranker import retrieved
 from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
 from .._turns.settings import Tuning
+from . import _user_saved as user_saved
+from ._errors import StoreFullError, StoreReadOnlyError, StoreUnavailableError
 from ._failures import salvage_advice
+from ._journal import snapshot_due
 from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
 
 if TYPE_CHECKING:
@@ -39,6 +43,12 @@ _GRAIN = int(900 * Tuning().stretch_share)
 # Users whose indexes a store keeps in memory: a server recalling for many users rebuilds the
 # index of one not recalled for lately, instead of holding every user's.
 KEEP_USERS = 16
+# Turns a kept recall index may lack before a recall writes it again, however many the user
+# has (`snapshot_due`): a few hundred at 100,000 turns.
+SAVE_AT_MOST = 2_000
+# Where the store refuses a write (or is busy past its timeout): the kept index, a cache, is
+# not written; a later recall tries again.
+_UNWRITABLE = (StoreReadOnlyError, StoreFullError, StoreUnavailableError)
 _PASSAGE = (
     "SELECT t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
     "WHERE t.conv = ? AND c.user_id = ? AND t.idx >= ? AND t.idx <= ? ORDER BY t.idx"
@@ -116,15 +126,22 @@ class Recaller:
         annotated), best first, within `budget` characters."""
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
+        passages: list[_Passage] | None = None
         with ui.lock:
-            _synced(store, ui)
-            if ui.dead > REBUILD_SHARE * max(1, len(ui.index)):
-                ui = self._user(user, fresh=True)
-                with ui.lock:
-                    _synced(store, ui)
+            try:
+                _synced(store, ui)
+                if ui.dead <= REBUILD_SHARE * max(1, len(ui.index)):
                     passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
-            else:
+                    _save(store, ui)
+            except flat.Damaged:  # the kept index was damaged: built from the rows instead
+                passages = None
+        if passages is None:  # too many tombstones (or damaged): a new index
+            ui = self._user(user, fresh=True)
+            ui.loadable = False  # what the store keeps may be the one with the tombstones
+            with ui.lock:
+                _synced(store, ui)
                 passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
+                _save(store, ui)
         return _read(store, user, ui, passages)
 
 
@@ -141,6 +158,8 @@ def _synced(store: StoreCore, ui: UserIndex) -> None:
     dialect = store._dialect
     where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
+        if ui.gen is None:
+            _loaded(store, conn, ui)
         changed = ui.changed(conn, *where)
     for conv, seq in changed:
         try:
@@ -168,6 +187,45 @@ def _skipped(store: StoreCore, name: str, exc: BaseException) -> None:
         RuntimeWarning,
         stacklevel=5,
     )
+
+
+def _loaded(store: StoreCore, conn: Any, ui: UserIndex) -> None:
+    """In the transaction that reads the user's conversations: the count of dropped recall
+    indexes (`ui.gen`, which a write of `ui` must still find), and the user's kept index
+    loaded into `ui` if it may be."""
+    dialect = store._dialect
+    gen = conn.execute(dialect.sql["recall_generation"]).fetchone()
+    ui.gen = int(gen[0]) if gen is not None else -1
+    if not ui.loadable or ui.convs:
+        return
+    row = dialect.read_row(conn, dialect.sql["recall_index"], (ui.user,))
+    if row is not None and user_saved.load(ui, bytes(row[0])):
+        ui.saved = ui.turns()
+
+
+def _save(store: StoreCore, ui: UserIndex) -> None:
+    """Keep `ui` in the store when the kept one lacks enough of its rows (`snapshot_due`, as
+    for a conversation's snapshot), unless a redaction, repair or deletion (of any user) was
+    counted since its first rows were read: then it may hold stems of words taken away, and
+    is never written (a new store object builds and writes one)."""
+    total = ui.turns()
+    if ui.gen is None or ui.gen < 0 or not snapshot_due(total - ui.saved, total, SAVE_AT_MOST):
+        return
+    data = user_saved.dump(ui)
+    dialect = store._dialect
+    q = dialect.sql
+    with (
+        contextlib.suppress(*_UNWRITABLE), store._failing("the recall index"), store._lock,
+        store._transaction(dialect.write_begin) as conn,
+    ):  # fmt: skip
+        # Locked: a deletion or redaction counts first, so it waits for this write (and then
+        # drops what it wrote), or this write waits for it and finds the count moved.
+        gen = conn.execute(q["recall_generation"] + dialect.lock_for_delete).fetchone()
+        if gen is None or int(gen[0]) != ui.gen:
+            ui.gen = -1
+        else:
+            conn.execute(q["save_recall_index"], (ui.user, data))
+            ui.saved = total
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:
@@ -206,7 +264,7 @@ def _select(
     if ranking.asked_speaker(query) == "user" and len(ui.user_index):
         index = ui.user_index
     terms = _terms(ui, query)
-    dated = ui.docs.dated.__getitem__
+    dated, alive = ui.docs.dated.__getitem__, ui.docs.alive.__getitem__
     when, then = ranking.asks_when(query), _said_then(ui, query)
     k = 8 + budget // _GRAIN
     retriever = ui.retriever if who is not None else None
@@ -216,6 +274,7 @@ def _select(
     while True:
         chosen, skipped = _fill(ui, ranking.bm25_ranked(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
+            lambda d: bool(alive(d)),
         ), budget, left_out, tuning, then)  # fmt: skip
         # Tombstones and left-out conversations took places in the exactly scored head: score
         # more, until the room is full or every stretch was looked at.

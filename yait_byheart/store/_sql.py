@@ -9,8 +9,8 @@ from __future__ import annotations
 
 #: Version of the table layout.  A store written by a newer layout is refused, never altered;
 #: an older one is upgraded in place when opened (2 added ``snapshots``, 3 ``vectors``,
-#: 4 ``quarantine``).
-SCHEMA_VERSION = 4
+#: 4 ``quarantine``, 5 ``recall_index``).
+SCHEMA_VERSION = 5
 FORMAT = "yait_byheart.store"
 
 # The layout of schema version 1.
@@ -36,6 +36,14 @@ UPGRADES = {
     4: (
         "CREATE TABLE IF NOT EXISTS {s}quarantine (id {id}, conv {big} NOT NULL, "
         "tbl {text} NOT NULL, idx {int}, data {blob} NOT NULL, problem {text} NOT NULL)",
+    ),
+    # Each user's recall index (derived, see `_user_saved`), and a count of the redactions,
+    # repairs and deletions that dropped one (a write built before one of them is refused).
+    5: (
+        "CREATE TABLE IF NOT EXISTS {s}recall_index (user_id {text} PRIMARY KEY, "
+        "data {blob} NOT NULL)",
+        "INSERT INTO {s}meta (key, value) VALUES ('recall_generation', '0') "
+        "ON CONFLICT (key) DO NOTHING",
     ),
 }
 # Tables holding a conversation's rows (deleted with it); `conversations` itself comes last.
@@ -105,6 +113,14 @@ drop_snapshot: DELETE FROM {s}snapshots WHERE conv = ?
 write_snapshot: INSERT INTO {s}snapshots (conv, data)
     SELECT id, ? FROM {s}conversations WHERE id = ? AND seq = ?
     ON CONFLICT (conv) DO UPDATE SET data = excluded.data
+recall_index: SELECT data FROM {s}recall_index WHERE user_id = ?
+recall_generation: SELECT value FROM {s}meta WHERE key = 'recall_generation'
+save_recall_index: INSERT INTO {s}recall_index (user_id, data) VALUES (?, ?)
+    ON CONFLICT (user_id) DO UPDATE SET data = excluded.data
+drop_recall_index: DELETE FROM {s}recall_index
+    WHERE user_id = (SELECT user_id FROM {s}conversations WHERE id = ?)
+bump_recall_generation: UPDATE {s}meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT)
+    WHERE key = 'recall_generation'
 exists: SELECT 1 FROM {s}conversations WHERE id = ?
 names: SELECT name FROM {s}conversations ORDER BY name
 names_of_user: SELECT name FROM {s}conversations WHERE user_id = ? ORDER BY name

@@ -147,6 +147,13 @@ class UserIndex:
         self.warmed = 0  # stretches indexed when `warm` last ran
         self.lock = threading.Lock()
         self._days: dict[str, int] = {}
+        # What the store keeps of this index (`_user_saved`): the count of dropped recall
+        # indexes read with its first rows (None: not read yet; -1: it may hold words taken
+        # away since, and is never written), the turns the kept bytes cover, and whether
+        # loading them is allowed.
+        self.gen: int | None = None
+        self.saved = 0
+        self.loadable = retriever is None  # a retriever is fed every stretch's text: rebuilt
         # A retriever (see `feed`) holds the stretches of `fed`; `_feed` is what it is told
         # next: a stretch's text to hold, or None to forget it.
         self.retriever = retriever
@@ -154,6 +161,10 @@ class UserIndex:
         self._feed: dict[int, str | None] = {}
         if retriever is not None:
             retriever.fit([])  # it holds this index's stretches, by their ids, and no others
+
+    def turns(self) -> int:
+        """Rows read, over every conversation."""
+        return sum(c.turns for c in self.convs.values())
 
     def feed(self) -> None:
         """Tell the retriever what changed since the last call: the stretches gone (deleted,

@@ -1,0 +1,202 @@
+"""The recall index a store keeps per user (issue 46): a new store object, a new process,
+loads it instead of reading every row again, and it follows the rows exactly: what other
+processes append, redact or delete since it was kept is reflected on the next recall, the
+bytes of a redacted or deleted conversation's words do not stay in it, and one user's kept
+index never answers for another.  SQLite and PostgreSQL (see tests/test_store.py)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from yait_byheart._retrieval import flat
+from yait_byheart._retrieval.bm25 import Index
+from yait_byheart.store import _user_index
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import test_store  # noqa: E402
+from test_store import Backend  # noqa: E402
+from test_store_recall import child, finish  # noqa: E402
+
+backend = test_store.backend
+FILLER = "we talked about the weather and the {k} train timetable again today"
+
+
+def kept(b: Backend, user: str) -> bytes | None:
+    """The user's kept index as stored (None: none)."""
+    if b.kind == "sqlite":
+        db = sqlite3.connect(b.location)
+        try:
+            row = db.execute("SELECT data FROM recall_index WHERE user_id = ?", (user,)).fetchone()
+        finally:
+            db.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(b.location, autocommit=True) as conn:
+            row = conn.execute(
+                f"SELECT data FROM {b.schema}.recall_index WHERE user_id = %s", (user,)
+            ).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def put_back(b: Backend, user: str, data: bytes) -> None:
+    """Store `data` as the user's kept index (a stale copy, as a backup would restore it)."""
+    prefix = "" if b.kind == "sqlite" else "{s}."
+    b.sql(f"UPDATE {prefix}recall_index SET data = %s WHERE user_id = %s", (data, user))
+
+
+def fill(b: Backend, user: str = "alice", convs: int = 3, turns: int = 6) -> None:
+    with b.store() as store:
+        for c in range(convs):
+            mem = store.open(f"{user}-{c}", user=user)
+            for k in range(turns):
+                mem.append("user" if k % 2 == 0 else "assistant", FILLER.format(k=f"{c}x{k}"))
+
+
+@pytest.fixture
+def rows_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The turn indexes a recall index reads from the rows, in this process."""
+    read: list[int] = []
+    real = _user_index.record_turn
+
+    def counted(raw: object, idx: int) -> Any:
+        read.append(idx)
+        return real(raw, idx)
+
+    monkeypatch.setattr(_user_index, "record_turn", counted)
+    return read
+
+
+def test_a_new_store_object_loads_the_kept_index_then_reads_only_newer_rows(
+    backend: Backend, rows_read: list[int]
+) -> None:
+    fill(backend)
+    with backend.store() as store:
+        store.open("trip", user="alice").append("user", "We booked the Hotel Alfama in Lisbon.")
+        first = store.recall("Which hotel in Lisbon?", user="alice")
+    assert first and first[0]["conversation"] == "trip"
+    assert kept(backend, "alice") is not None
+    rows_read.clear()
+    with backend.store() as store:
+        assert store.recall("Which hotel in Lisbon?", user="alice") == first
+    assert rows_read == []  # loaded, not read again
+    # Another process appends one turn: too few for the kept index to be written again.
+    finish(child(backend, [["append", "trip", "alice", "user", "The ferry to Zanzibar too."]]))
+    with backend.store() as store:
+        found = store.recall("the ferry to Zanzibar", user="alice")
+    assert found and "Zanzibar" in found[0]["text"]
+    assert rows_read == [1]  # that row alone
+
+
+def test_a_redaction_blanks_the_kept_index_and_a_stale_copy_still_follows_it(
+    backend: Backend,
+) -> None:
+    fill(backend)
+    with backend.store() as store:
+        mem = store.open("notes", user="alice")
+        mem.append("user", "my locker code is plumcrest")
+        mem.append("assistant", "noted")
+        assert store.recall("locker code plumcrest", user="alice")
+    before = kept(backend, "alice")
+    assert before is not None and b"plumcrest" in before
+    finish(child(backend, [["redact", "notes", 0]]))
+    assert kept(backend, "alice") is None  # the stems went with the words
+    with backend.store() as store:
+        assert store.recall("locker code plumcrest", user="alice") == []
+    # A copy kept before the redaction (as a backup restores it) is followed to the rows: the
+    # redacted turn's stretch is indexed again without it, so "noted" is not sent for it.
+    put_back(backend, "alice", before)
+    with backend.store() as store:
+        assert store.recall("locker code plumcrest", user="alice") == []
+
+
+def test_a_deletion_blanks_the_kept_index_and_an_index_built_before_it_never_writes_after(
+    backend: Backend,
+) -> None:
+    fill(backend, convs=1, turns=4)
+    with backend.store() as store:
+        store.open("trip", user="alice").append("user", "the marzipanbridge tour on Friday")
+        assert store.recall("marzipanbridge tour", user="alice")
+        assert b"marzipan" in (kept(backend, "alice") or b"")
+        finish(child(backend, [["delete", "trip"]]))
+        assert kept(backend, "alice") is None
+        # This store object's index was built before the deletion: it follows it (the trip is
+        # gone from what it returns) but may still hold its stems, so it is never written.
+        mem = store.open("alice-0", user="alice")
+        for k in range(12):
+            mem.append("user", FILLER.format(k=f"later{k}"))
+        assert store.recall("marzipanbridge tour", user="alice") == []
+        assert store.recall("the later3 train", user="alice")
+    assert kept(backend, "alice") is None
+    lines = finish(child(backend, [["recall", "alice", "marzipanbridge tour"]]))
+    assert json.loads(lines[0]) == []
+    assert b"later3" in (kept(backend, "alice") or b"")  # written again, by a new index
+    assert b"marzipan" not in (kept(backend, "alice") or b"")
+
+
+def test_one_users_kept_index_never_answers_for_another(backend: Backend) -> None:
+    fill(backend, user="alice")
+    fill(backend, user="bob", convs=1)
+    with backend.store() as store:
+        store.open("secret", user="alice").append("user", "the vault word is quinceharbour")
+        assert store.recall("vault word quinceharbour", user="alice")
+        assert store.recall("train timetable", user="bob")
+    alice = kept(backend, "alice")
+    assert alice is not None
+    put_back(backend, "bob", alice)  # alice's bytes filed under bob (a bad restore)
+    lines = finish(child(backend, [["recall", "bob", "vault word quinceharbour"],
+                                   ["recall", "bob", "the 0x2 train timetable"]]))  # fmt: skip
+    assert json.loads(lines[0]) == []
+    assert {r["conversation"] for r in json.loads(lines[1])} == {"bob-0"}
+
+
+@pytest.mark.parametrize("where", ["header", "middle", "end"])
+def test_damaged_kept_bytes_are_rebuilt_from_the_rows(backend: Backend, where: str) -> None:
+    fill(backend)
+    with backend.store() as store:
+        expected = store.recall("the 1x3 train timetable", user="alice")
+    data = bytearray(kept(backend, "alice") or b"")
+    at = {"header": 4, "middle": len(data) // 3, "end": len(data) - 3}[where]
+    data[at : at + 2] = b"\xff\xff"
+    put_back(backend, "alice", bytes(data))
+    with backend.store() as store:
+        assert store.recall("the 1x3 train timetable", user="alice") == expected
+
+
+def test_a_flat_index_loads_to_the_same_scores_and_names_a_damaged_list() -> None:
+    index = Index()
+    for doc in range(300):
+        index.add(doc, {f"w{doc % 7}": 1 + doc % 3, "common": 1, f"rare{doc}": 2})
+    loaded = flat.load(memoryview(b"".join(flat.dump(index))))
+    terms = ["w3", "common", "rare42"]
+    assert loaded.scores(terms) == index.scores(terms)
+    assert loaded.head(terms, 5) == index.head(terms, 5)
+    parts = flat.dump(index)
+    ids = bytearray(parts[3])
+    ids[-2:] = b"\xff\xff"  # the last list's last id, past every id held
+    parts[3] = bytes(ids)
+    damaged = flat.load(memoryview(b"".join(parts)))
+    last = list(damaged._postings)[-1]
+    with pytest.raises(flat.Damaged):
+        damaged.holding(last)
+
+
+def test_a_redacted_stretch_lends_nothing_to_the_stretches_beside_it(backend: Backend) -> None:
+    # One store object keeps its index across the redaction (no kept bytes involved): the
+    # old stretch stays in the index as a tombstone, and its words must not raise the
+    # stretch rebuilt beside it ("noted" would be sent for the blanked code).
+    fill(backend)
+    with backend.store() as store:
+        mem = store.open("notes", user="alice")
+        mem.append("user", "my locker code is plumcrest")
+        mem.append("assistant", "noted")
+        assert store.recall("locker code plumcrest", user="alice")
+        finish(child(backend, [["redact", "notes", 0]]))
+        assert store.recall("locker code plumcrest", user="alice") == []
