@@ -25,15 +25,13 @@ from typing import Any
 
 from ..memory import Memory
 from ._adk_content import TAG, Pending, dump, neutral, part, tool_parts
-from ._adk_store import INPUT, SESSION, Sessions, followed, recall
+from ._adk_store import INPUT, SESSION, Sessions, recall
 from ._common import (
     ModelInput,
     Neutral,
     check_store,
     conversation_name,
-    fingerprint,
     lazy_classes,
-    stored_messages,
 )
 
 # The three classes subclass ADK's and are made by the module __getattr__ on first use.
@@ -52,10 +50,7 @@ class _Input(ModelInput[Any]):
     def __init__(self, memory: Memory) -> None:
         self.pending: Pending = []
         self.names: dict[str, str] = {}  # call id -> function name, for a rebuilt response
-        self.known = 0  # the turns of the Memory taken in (filed here or read back)
-        self.mine: set[int] = set()  # turns this object filed since it last took turns in
         super().__init__(memory)
-        self.known = len(memory)
 
     def _remember(self, key: str, message: Any, neutral: Neutral) -> None:
         # Also on reopening: the calls still open after the filed turns.
@@ -67,32 +62,6 @@ class _Input(ModelInput[Any]):
         else:
             answered = {p["id"] for p in parts if p["type"] == "tool_result"}
             self.pending = [(n, i) for n, i in self.pending if i not in answered]
-
-    def _file(self, message: Any, neutral: Neutral, dumped: Any) -> None:
-        before = len(self.memory)
-        super()._file(message, neutral, dumped)
-        self.mine.update(range(before, len(self.memory)))
-
-    def refresh(self) -> bool:
-        """Take in what other workers filed since (one query when nothing); False if the
-        conversation was deleted since (the session was)."""
-        if not followed(self.memory):
-            return False
-        if len(self.memory) > self.known:
-            messages = stored_messages(self.memory)
-            for index in range(self.known, len(messages)):
-                message = messages[index]
-                item = message.get("item") if message else None
-                if index in self.mine or message is None or not isinstance(item, dict):
-                    continue
-                if isinstance(item.get(self.tag), list) and item[self.tag]:
-                    key = fingerprint(item[self.tag][0])
-                    self.seen.counts[key] += 1
-                    neutral = (message["role"], message["parts"])
-                    self._remember(key, self.load(item[self.tag][0]), neutral)
-            self.known = len(messages)
-        self.mine.clear()
-        return True
 
     def dump(self, message: Any) -> Any:
         return dump(message)
