@@ -81,10 +81,10 @@ def load(data: memoryview) -> Index:
     if order != _ORDER or codes[0] not in ("H", U32) or codes[1] not in ("B", U32):
         raise ValueError("another machine's byte order, or not a kept index")
     at = _HEADER.size
-    lengths, at = _array(U32, data, at, n_ids)
-    sizes, at = _array(U32, data, at, n_terms)
-    ids, at = _array(codes[0], data, at, n_post)
-    tfs, at = _array(codes[1], data, at, n_post)
+    lengths, at = read_array(U32, data, at, n_ids)
+    sizes, at = read_array(U32, data, at, n_terms)
+    ids, at = read_array(codes[0], data, at, n_post)
+    tfs, at = read_array(codes[1], data, at, n_post)
     if at + n_table != len(data) or top >= n_ids or sum(sizes) != n_post:
         raise ValueError("the parts do not match")
     terms = bytes(data[at:]).decode("utf-8", "surrogatepass").split("\n") if n_terms else []
@@ -98,7 +98,8 @@ def load(data: memoryview) -> Index:
     return index
 
 
-def _array(code: str, data: memoryview, at: int, count: int) -> tuple[array[int], int]:
+def read_array(code: str, data: memoryview, at: int, count: int) -> tuple[array[int], int]:
+    """`count` items of type `code` from `data` at `at`, and the offset after them."""
     out = array(code)
     end = at + count * out.itemsize
     if end > len(data):

@@ -43,15 +43,6 @@ def _raw(values: array[int]) -> bytes:
     return values.tobytes()
 
 
-def _read(code: str, data: memoryview, at: int, count: int) -> tuple[array[int], int]:
-    out = array(code)
-    end = at + count * out.itemsize
-    if end > len(data):
-        raise ValueError("truncated")
-    out.frombytes(data[at:end])
-    return out, end
-
-
 def _conv_meta(conv: Conv) -> list[Any]:
     last = conv.last
     return [conv.id, conv.name, conv.seq, conv.turns, len(conv.docs), conv.next_id,
@@ -108,9 +99,9 @@ def load(ui: UserIndex, data: bytes | memoryview) -> bool:
 
 def _docs(body: memoryview, n: int) -> tuple[Docs, int]:
     docs = Docs()
-    docs.conv, at = _read("q", body, 0, n)
+    docs.conv, at = flat.read_array("q", body, 0, n)
     for column in _INT_COLUMNS:
-        values, at = _read("i", body, at, n)
+        values, at = flat.read_array("i", body, at, n)
         setattr(docs, column, values)
     if at + 2 * n > len(body):
         raise ValueError("truncated")
@@ -123,8 +114,8 @@ def _convs(metas: list[Any], body: memoryview, at: int) -> tuple[dict[int, Conv]
     convs: dict[int, Conv] = {}
     for cid, name, seq, turns, k, next_id, block_end, block, redacted, last in metas:
         conv = Conv(int(cid), str(name), int(seq), int(turns))
-        conv.docs, at = _read("i", body, at, int(k))
-        conv.firsts, at = _read("i", body, at, int(k))
+        conv.docs, at = flat.read_array("i", body, at, int(k))
+        conv.firsts, at = flat.read_array("i", body, at, int(k))
         conv.next_id, conv.block_end, conv.block = int(next_id), int(block_end), int(block)
         conv.redacted = set(map(int, redacted))
         user, other, said, every, mine = last
