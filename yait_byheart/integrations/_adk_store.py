@@ -27,7 +27,7 @@ from ..bm25 import BM25
 from ..memory import Memory
 from ..store import StoreConflictError, UnknownConversationError
 from ._adk_content import TAG, Pending, dump, neutral
-from ._common import conversation_keys, conversation_name, stored_messages
+from ._common import catch_up, conversation_keys, conversation_name, stored_messages
 
 SESSION, STATE, COPY, INPUT = "adk", "adk-state", "adk-memory", "adk-input"
 """The kinds of conversation: a session, app or user state, a session copied for memory,
@@ -39,8 +39,7 @@ def followed(memory: Memory) -> bool:
     """Catch ``memory`` up with what other handles and processes stored (one query when they
     stored nothing); False if its conversation was deleted since it was opened."""
     try:
-        with memory._lock:
-            memory._follow()  # what the Memory does itself before each append and compose
+        catch_up(memory)
     except StoreConflictError:
         return False
     return True
