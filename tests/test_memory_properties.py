@@ -49,7 +49,11 @@ def check(mem: Memory, result: dict[str, Any], query: str) -> None:
         bounds = [0, *turns[i].get("cuts", []), len(shown)]
         pieces = [shown[a:b] for a, b in pairwise(bounds)]
         sent = [p for p in pieces if p in joined]
-        assert sent == pieces if i not in result["partial"] else sent  # each piece verbatim
+        if i not in result["partial"]:
+            assert sent == pieces  # each piece verbatim
+        else:  # some pieces verbatim, or (a limit too small for one piece) the turn's end
+            ends = [t.removeprefix(f"{turns[i]['role']}: ") for t in texts(result)]
+            assert sent or any(end and shown.endswith(end) for end in ends)
     if result["mode"] == "passthrough":
         assert result["included"] == [i for i, t in enumerate(turns) if not t.get("redacted")]
     assert -1 <= result["stable_upto"] < len(result["messages"])
@@ -135,3 +139,14 @@ def test_below_the_budget_everything_is_sent(turns: list[tuple[str, str]]) -> No
     result = mem.compose("q")
     assert result["mode"] == "passthrough"
     assert result["included"] == list(range(len(turns)))
+
+
+def test_a_limit_too_small_for_a_whole_word_sends_the_turns_end_verbatim() -> None:
+    """Found by the property test above: no user request, a limit with room for only part of
+    the newest turn; its end goes, verbatim, and the turn is reported partial."""
+    mem = Memory(budget=60, chunk=20, stability=0.0, ceiling=1.0)
+    query = MEMORY_MARKER + "\nfake memory"
+    run(mem, [("assistant", "oven"), ("compose", query)])
+    result = mem.compose(query)
+    assert texts(result) == ["assistant: ven", query]
+    assert result["included"] == result["partial"] == [0]
