@@ -20,17 +20,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eval.locomo.data import Conversation
-from eval.locomo.systems import Byheart, message_text
+from eval.locomo.systems import Byheart
 
 WRITE, READ, PLAIN = 1.25, 0.10, 1.0
 
 Prefix = tuple[tuple[str, str], ...]  # (role, text) of each prefix message
 
 
+def sent_text(message: dict[str, Any]) -> str:
+    """What a message sends, counted: its texts, and a tool call's name and arguments or a
+    tool result's output (an agent's rounds travel as tool parts)."""
+    out = []
+    for p in message.get("parts", ()):
+        kind = p.get("type")
+        if kind == "text":
+            out.append(str(p.get("text", "")))
+        elif kind == "tool_call":
+            out.append(f"{p.get('id', '')}{p.get('name', '')}{p.get('arguments', '')}")
+        elif kind == "tool_result":
+            out.append(f"{p.get('id', '')}{p.get('output', '')}")
+    return "".join(out)
+
+
 def prefix_of(result: dict[str, Any], upto: int | None = None) -> Prefix:
     """The (role, text) of the messages up to `upto` (default: the result's stable_upto)."""
     end = int(result["stable_upto"]) if upto is None else upto
-    return tuple((str(m["role"]), message_text(m)) for m in result["messages"][: end + 1])
+    return tuple((str(m["role"]), sent_text(m)) for m in result["messages"][: end + 1])
 
 
 def common_chars(a: Prefix, b: Prefix) -> int:
@@ -87,7 +102,7 @@ class Ledger:
     def add(self, result: dict[str, Any]) -> bool:
         """Account for one compose result; returns whether it was a cache hit."""
         prefix = prefix_of(result)
-        total = sum(len(message_text(m)) for m in result["messages"])
+        total = sum(len(sent_text(m)) for m in result["messages"])
         prefix_chars = _chars(prefix)
         after = total - prefix_chars
         prev = self._previous
@@ -129,14 +144,16 @@ class Ledger:
 
 
 def replay(
-    conv: Conversation, budget: int, regime: str, retriever: Callable[[], Any] | None = None
-) -> tuple[Ledger, Ledger]:
+    conv: Conversation, budget: int, regime: str, retriever: Callable[[], Any] | None = None,
+    tuning: Any = None,
+) -> tuple[Ledger, Ledger]:  # fmt: skip
     """Replay one conversation as a chat; ledgers of (assembled calls, all calls).
 
-    `retriever` makes a custom fit/rank retriever for byheart (default: its own ranking).
+    `retriever` makes a custom fit/rank retriever for byheart (default: its own ranking);
+    `tuning` (a `yait_byheart.Tuning`, for ablations) is passed to its Memory.
     """
     assembled, every = Ledger(), Ledger()
-    system = Byheart(budget=budget, regime=regime, retriever=retriever)
+    system = Byheart(budget=budget, regime=regime, retriever=retriever, tuning=tuning)
     system.build(())
     for turn in conv.turns:
         if turn.role == "user":
