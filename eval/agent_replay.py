@@ -32,6 +32,7 @@ from eval.locomo.live import Ledger
 from eval.longmemeval import data
 from eval.longmemeval.cli import DEFAULT_DATA, missing_data_line
 from eval.longmemeval.cli import PROG as LME_PROG
+from eval.tunings import tuning_of
 
 PROG = "python -m eval agent-replay"
 REGIMES = ("sticky", "fresh")
@@ -60,11 +61,15 @@ def transcript(entry: data.Entry, rng: random.Random, low: int, high: int) -> li
     return steps
 
 
-def replay(steps: Sequence[Step], budget: int, regime: str) -> Ledger:
-    """The transcript composed live (a call before each request and after each result)."""
+def replay(steps: Sequence[Step], budget: int, regime: str, tuning: Any = None) -> Ledger:
+    """The transcript composed live (a call before each request and after each result);
+    `tuning` (a `yait_byheart.Tuning`) for the sticky context's experiments."""
     from yait_byheart import Memory
 
-    mem = Memory(budget=budget, **({"stability": 0} if regime == "fresh" else {}))
+    settings: dict[str, Any] = {"stability": 0} if regime == "fresh" else {}
+    if tuning is not None:
+        settings["tuning"] = tuning
+    mem = Memory(budget=budget, **settings)
     ledger = Ledger()
     limit = mem.ceiling * budget
     for kind, value in steps:
@@ -93,16 +98,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-result", type=int, default=20_000, help="longest tool result")
     p.add_argument("--seed", type=int, default=0, help="seed of the result lengths")
     p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the rows here")
+    p.add_argument(
+        "--tuning", action="append", default=[], metavar="NAME=VALUE",
+        help="a yait_byheart.Tuning field (repeatable), e.g. send_uncached=0",
+    )  # fmt: skip
     return p
 
 
-def rows(histories: Sequence[list[Step]], budgets: Sequence[int]) -> Iterator[dict[str, Any]]:
+def rows(
+    histories: Sequence[list[Step]], budgets: Sequence[int], tuning: Any = None
+) -> Iterator[dict[str, Any]]:
     """One row per budget and regime: every history's ledgers merged."""
     for budget in budgets:
         for regime in REGIMES:
             total = Ledger()
             for steps in histories:
-                total.merge(replay(steps, budget, regime))
+                total.merge(replay(steps, budget, regime, tuning))
             yield {"budget": budget, "regime": regime, **total.summary()}
 
 
@@ -130,11 +141,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError:
         print(missing_data_line(args.data).replace(LME_PROG, PROG, 1), file=sys.stderr)
         return 2
+    try:
+        tuning = tuning_of(args.tuning)
+    except (TypeError, ValueError) as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
     started = time.perf_counter()
     rng = random.Random(args.seed)
     chosen = [e for e in entries if not data.is_abstention(e)][: args.histories]
     histories = [transcript(e, rng, args.min_result, args.max_result) for e in chosen]
-    out = list(rows(histories, sorted(set(args.budgets))))
+    out = list(rows(histories, sorted(set(args.budgets)), tuning))
     print(f"{PROG} {' '.join(sys.argv[1:] if argv is None else argv)}".rstrip())
     print(f"{len(histories)} histories, {sum(len(h) // 4 for h in histories):,} tool rounds")
     print(table(out))

@@ -116,3 +116,28 @@ def test_without_the_floor_a_kept_context_can_hold_less_than_a_fresh_one() -> No
     assert any(
         not set(f["included"]) <= set(s["included"]) for s, f in zip(kept, fresh, strict=True)
     )
+
+
+def _over_limit(tuning: Tuning) -> dict[str, Any]:
+    """A tool result far above the hard limit: the compose is trimmed and keeps nothing."""
+    mem = Memory(budget=1_000, tuning=tuning)
+    for k in range(30):
+        mem.append("user", f"question {k} about the garden and the tomato plants this week")
+        mem.append("assistant", f"answer {k}: water them in the morning and check the leaves")
+    mem.append("user", "read my notes please")
+    call = {"type": "tool_call", "id": "c1", "name": "read", "arguments": "{}"}
+    mem.append_message({"role": "assistant", "parts": [call]})
+    result = {"type": "tool_result", "id": "c1", "output": "notes " * 2_000}
+    mem.append_message({"role": "user", "parts": [result]})
+    result = dict(mem.compose())
+    assert mem.stats["trimmed"] == 1
+    return result
+
+
+def test_a_trimmed_compose_marks_nothing() -> None:
+    """No later call reads what a trimmed compose would write (it is not kept): unmarked."""
+    now = _over_limit(ON)
+    assert now["stable_upto"] == -1 and now["breakpoints"] == []
+    before = _over_limit(OFF)
+    assert before["stable_upto"] >= 0
+    assert now["messages"] == before["messages"]

@@ -301,9 +301,9 @@ class Composer:
         if not t.send_uncached or self.stability == 0 or not ctx.block:
             return False
         size, growth = float(ctx.size), self._exchange_growth(request)
+        write = min(t.cache_write, 1.0)  # as an automatic cache bills
         cost = _selection.cycle_cost(
-            size, growth, self._keep_limit(growth), cache_write=t.cache_write,
-            cache_read=t.cache_read,
+            size, growth, self._keep_limit(growth), cache_write=write, cache_read=t.cache_read,
         )  # fmt: skip
         return cost >= size
 
@@ -506,6 +506,8 @@ class Composer:
         sources: list[str], q_size: int,
     ) -> Result:  # fmt: skip
         trimmed = plan.counts["trimmed"] > 0
+        if trimmed and self.ranker.tuning.send_uncached and self.stability > 0:
+            plan.uncached = True  # kept by no one, so no later call reads what it would write
         pieces, where = self._pieces(
             ctx.items, plan.after + _ext_items(ext_text), tail, request.query
         )

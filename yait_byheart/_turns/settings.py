@@ -69,7 +69,7 @@ class Tuning:
     fresh_floor: bool = False
     """The fresh selection's stretches a kept context lacks are sent after it, uncached
     (docs/prompt-cache.md, rule 5)."""
-    send_uncached: bool = False
+    send_uncached: bool = True
     """A rebuild whose cycle of kept calls costs more per call than sending it uncached is
     sent uncached and not kept (docs/prompt-cache.md, rule 6)."""
 
