@@ -7,6 +7,8 @@ leaves the Memory as it was.
 
 from __future__ import annotations
 
+import itertools
+import statistics
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -302,15 +304,20 @@ class Composer:
             return False
         size, growth = float(ctx.size), self._exchange_growth(request)
         write = min(t.cache_write, 1.0)  # as an automatic cache bills
-        cost = _selection.cycle_cost(
-            size, growth, self._keep_limit(growth), cache_write=write, cache_read=t.cache_read,
+        limit = _selection.keep_limit(
+            self.budget, growth, ceiling=self.ceiling, cache_write=write,
+            cache_read=t.cache_read, mean_over_budget=t.mean_over_budget,
         )  # fmt: skip
+        cost = _selection.cycle_cost(
+            size, growth, limit, cache_write=write, cache_read=t.cache_read
+        )
         return cost >= size
 
     def _exchange_growth(self, request: Request) -> float:
-        """The mean size of the exchanges (a user request and what followed it) before
+        """The median size of the exchanges (a user request and what followed it) before
         `request`, over the last EXCHANGES of them: what a kept context appends per call,
-        read from the conversation alone, so a reopened Memory decides the same."""
+        read from the conversation alone, so a reopened Memory decides the same (the
+        median: one exceptional reply does not set the rate)."""
         conv = self.conv
         end = min(request.current, len(conv.entries))
         starts: list[int] = []
@@ -322,14 +329,15 @@ class Composer:
             t -= 1
         if not starts:
             return 0.0
-        return sum(conv.sizes[starts[-1] : end]) / len(starts)
+        bounds = [end, *starts]
+        sizes = sorted(sum(conv.sizes[a:b]) for b, a in itertools.pairwise(bounds))
+        return float(statistics.median(sizes))
 
-    def _keep_limit(self, growth: float | None = None) -> float:
+    def _keep_limit(self) -> float:
         t = self.ranker.tuning
         return _selection.keep_limit(
-            self.budget, self.growth if growth is None else growth, ceiling=self.ceiling,
-            cache_write=t.cache_write, cache_read=t.cache_read,
-            mean_over_budget=t.mean_over_budget,
+            self.budget, self.growth, ceiling=self.ceiling, cache_write=t.cache_write,
+            cache_read=t.cache_read, mean_over_budget=t.mean_over_budget,
         )  # fmt: skip
 
     def _extended(
