@@ -330,8 +330,19 @@ class Composer:
         if not starts:
             return 0.0
         bounds = [end, *starts]
-        sizes = sorted(sum(conv.sizes[a:b]) for b, a in itertools.pairwise(bounds))
-        return float(statistics.median(sizes))
+        return float(statistics.median(
+            sum(conv.sizes[a:b]) / self._calls_in(a, b) for b, a in itertools.pairwise(bounds)
+        ))  # fmt: skip
+
+    def _calls_in(self, start: int, end: int) -> int:
+        """The model calls an exchange (entries `start` to `end`) takes: one for its request
+        and one after each tool result, which the model must read."""
+        conv = self.conv
+        turns = {conv.entries[i].turn for i in range(start, end)}
+        results = sum(
+            any(p["type"] == "tool_result" for p in conv.turns[t].tools) for t in turns
+        )  # fmt: skip
+        return 1 + results
 
     def _keep_limit(self) -> float:
         t = self.ranker.tuning

@@ -69,9 +69,11 @@ class Tuning:
     fresh_floor: bool = False
     """The fresh selection's stretches a kept context lacks are sent after it, uncached
     (docs/prompt-cache.md, rule 5)."""
-    send_uncached: bool = True
+    send_uncached: bool = False
     """A rebuild whose cycle of kept calls costs more per call than sending it uncached is
-    sent uncached and not kept (docs/prompt-cache.md, rule 6)."""
+    sent uncached and not kept, and a trimmed compose unmarked (docs/prompt-cache.md, rule 6):
+    for caches that bill a write premium and cache only where marked (Anthropic). Off: an
+    automatic cache bills agent transcripts more with it ("Chats with long replies")."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
