@@ -51,6 +51,9 @@ COMMANDS: dict[str, Command] = {
     "agent-rounds": Command(
         "eval.agent_rounds", "past tool rounds in an agent loop: native or text"
     ),
+    "agent-replay": Command(
+        "eval.agent_replay", "agent transcripts with large tool results, live: the bill per call"
+    ),
     "ab-revision": Command("eval.ab_revision", "developer A/B: this checkout vs a git revision"),
 }
 

@@ -46,7 +46,7 @@ def test_every_command_is_a_module_with_main_argv() -> None:
         "locomo", "xquad", "longmemeval", "ablate", "bench-live", "bench-cold", "bench-store",
         "bench-recall", "bench-concurrency", "query-cost", "fuzz-time", "fuzz-tokens",
         "time-langs", "semantic", "minilm", "ab-revision", "embed-cache", "headroom",
-        "agent-rounds", "bench-import", "bench-stateless",
+        "agent-rounds", "bench-import", "bench-stateless", "agent-replay",
     }  # fmt: skip
     assert set(COMMANDS) == expected
     for name, command in COMMANDS.items():

@@ -72,3 +72,23 @@ def test_reset_forgets_the_previous_conversation() -> None:
     ledger.reset()
     assert ledger.add(call(["aa", "q"], 0, True)) is False
     assert ledger.summary()["misses_off_rebuild"] == 0
+
+
+def test_locomo_tuning_reaches_the_live_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m eval locomo --tuning ...` changes the live replay too (it was dropped)."""
+    from eval.locomo import live, runner
+    from eval.locomo.data import Conversation
+    from yait_byheart import Tuning
+
+    seen: list[Any] = []
+
+    def spy(conv: Conversation, budget: int, regime: str, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("tuning"))
+        return Ledger(), Ledger()
+
+    tuning = Tuning(strong_join=0.5)
+    monkeypatch.setattr(live, "replay", spy)
+    monkeypatch.setitem(runner._STATE, "convs", [object()])
+    monkeypatch.setitem(runner._STATE, "tuning", tuning)
+    runner._do(("live", 0, 4000, "sticky"))
+    assert seen == [tuning]

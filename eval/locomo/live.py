@@ -6,6 +6,11 @@ when the previous call's prefix was non-empty and this prefix equals or extends 
 messages, in order, verbatim). Billing, relative to sending the same characters uncached:
 1.25x for prefix characters written to the cache (the part beyond the previous prefix on a hit,
 the whole prefix on a miss), 0.10x for prefix characters read from it, 1.0x after the prefix.
+
+A second bill, ``longest_prefix``, is what an automatic cache charges (OpenAI, Gemini implicit):
+no write premium and no markers, 0.10x on the longest common prefix of this call's messages and
+the previous call's (whole messages, then the common start of the first that differs), 1.0x on
+the rest. A result with ``stable_upto`` -1 (a baseline sent uncached) bills 1.0x Anthropic-style.
 """
 
 from __future__ import annotations
@@ -15,16 +20,49 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from eval.locomo.data import Conversation
-from eval.locomo.systems import Byheart, message_text
+from eval.locomo.systems import Byheart
 
 WRITE, READ, PLAIN = 1.25, 0.10, 1.0
 
 Prefix = tuple[tuple[str, str], ...]  # (role, text) of each prefix message
 
 
-def prefix_of(result: dict[str, Any]) -> Prefix:
-    upto = int(result["stable_upto"])
-    return tuple((str(m["role"]), message_text(m)) for m in result["messages"][: upto + 1])
+def sent_text(message: dict[str, Any]) -> str:
+    """What a message sends, counted: its texts, and a tool call's name and arguments or a
+    tool result's output (an agent's rounds travel as tool parts)."""
+    out = []
+    for p in message.get("parts", ()):
+        kind = p.get("type")
+        if kind == "text":
+            out.append(str(p.get("text", "")))
+        elif kind == "tool_call":
+            out.append(f"{p.get('id', '')}{p.get('name', '')}{p.get('arguments', '')}")
+        elif kind == "tool_result":
+            out.append(f"{p.get('id', '')}{p.get('output', '')}")
+    return "".join(out)
+
+
+def prefix_of(result: dict[str, Any], upto: int | None = None) -> Prefix:
+    """The (role, text) of the messages up to `upto` (default: the result's stable_upto)."""
+    end = int(result["stable_upto"]) if upto is None else upto
+    return tuple((str(m["role"]), sent_text(m)) for m in result["messages"][: end + 1])
+
+
+def common_chars(a: Prefix, b: Prefix) -> int:
+    """The characters of the longest common prefix of two message lists."""
+    n = 0
+    for (role_a, text_a), (role_b, text_b) in zip(a, b, strict=False):
+        if role_a != role_b:
+            break
+        if text_a != text_b:
+            k = 0
+            for x, y in zip(text_a, text_b, strict=False):
+                if x != y:
+                    break
+                k += 1
+            return n + k
+        n += len(text_a)
+    return n
 
 
 def _chars(prefix: Prefix) -> int:
@@ -42,10 +80,13 @@ class Ledger:
     chars: int = 0
     max_chars: int = 0
     billed: float = 0.0
+    longest_prefix: float = 0.0  # the automatic cache's bill (module docstring)
     _previous: Prefix | None = field(default=None, repr=False)
+    _sent: Prefix = field(default=(), repr=False)  # every message of the previous call
 
     def reset(self) -> None:
         self._previous = None
+        self._sent = ()
 
     def merge(self, other: Ledger) -> None:
         """Add another conversation's totals (prefixes never carry across conversations)."""
@@ -56,11 +97,12 @@ class Ledger:
         self.chars += other.chars
         self.max_chars = max(self.max_chars, other.max_chars)
         self.billed += other.billed
+        self.longest_prefix += other.longest_prefix
 
     def add(self, result: dict[str, Any]) -> bool:
         """Account for one compose result; returns whether it was a cache hit."""
         prefix = prefix_of(result)
-        total = sum(len(message_text(m)) for m in result["messages"])
+        total = sum(len(sent_text(m)) for m in result["messages"])
         prefix_chars = _chars(prefix)
         after = total - prefix_chars
         prev = self._previous
@@ -79,7 +121,10 @@ class Ledger:
         self.chars += total
         self.max_chars = max(self.max_chars, total)
         self.billed += cost
-        self._previous = prefix
+        sent = prefix_of(result, len(result["messages"]) - 1)
+        common = common_chars(sent, self._sent)
+        self.longest_prefix += READ * common + PLAIN * (total - common)
+        self._previous, self._sent = prefix, sent
         return hit
 
     def summary(self) -> dict[str, Any]:
@@ -90,6 +135,7 @@ class Ledger:
             "billed_ratio": self.billed / self.chars if self.chars else None,
             # in characters at full price: comparable across regimes that send different sizes
             "billed_per_call": self.billed / self.calls if self.calls else None,
+            "longest_prefix_per_call": self.longest_prefix / self.calls if self.calls else None,
             "mean_chars": self.chars / self.calls if self.calls else None,
             "max_chars": self.max_chars,
             "rebuilds": self.rebuilds,
@@ -98,14 +144,16 @@ class Ledger:
 
 
 def replay(
-    conv: Conversation, budget: int, regime: str, retriever: Callable[[], Any] | None = None
-) -> tuple[Ledger, Ledger]:
+    conv: Conversation, budget: int, regime: str, retriever: Callable[[], Any] | None = None,
+    tuning: Any = None,
+) -> tuple[Ledger, Ledger]:  # fmt: skip
     """Replay one conversation as a chat; ledgers of (assembled calls, all calls).
 
-    `retriever` makes a custom fit/rank retriever for byheart (default: its own ranking).
+    `retriever` makes a custom fit/rank retriever for byheart (default: its own ranking);
+    `tuning` (a `yait_byheart.Tuning`, for ablations) is passed to its Memory.
     """
     assembled, every = Ledger(), Ledger()
-    system = Byheart(budget=budget, regime=regime, retriever=retriever)
+    system = Byheart(budget=budget, regime=regime, retriever=retriever, tuning=tuning)
     system.build(())
     for turn in conv.turns:
         if turn.role == "user":

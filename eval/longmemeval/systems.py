@@ -13,7 +13,7 @@ from typing import Any
 
 from eval.locomo.data import Turn
 from eval.locomo.live import Ledger
-from eval.locomo.systems import Byheart, Composed, TurnBM25
+from eval.locomo.systems import Byheart, Composed, RecentHistory, TurnBM25
 from eval.longmemeval.data import Question
 
 Result = dict[str, Any]  # Memory.compose's result
@@ -81,10 +81,13 @@ def byheart_fresh(
 
 
 def byheart_live(
-    question: Question, budget: int, tuning: Any = None, retriever: Callable[[], Any] | None = None
-) -> Outcome:
-    """The history replayed as a chat (a compose before each user turn), then the question."""
-    system = LmeByheart(budget=budget, regime="sticky", tuning=tuning, retriever=retriever)
+    question: Question, budget: int, tuning: Any = None,
+    retriever: Callable[[], Any] | None = None, regime: str = "sticky",
+) -> Outcome:  # fmt: skip
+    """The history replayed as a chat (a compose before each user turn), then the question;
+    `regime` "fresh" selects afresh on every call (the bill of sending it uncached is its
+    characters)."""
+    system = LmeByheart(budget=budget, regime=regime, tuning=tuning, retriever=retriever)
     system.build(())
     ledger = Ledger()
     append_s = compose_s = 0.0
@@ -118,6 +121,40 @@ def byheart_live(
         compose_s=compose_s,
         composes=ledger.calls,
         cache={**ledger.summary(), "unsendable": unsendable},
+    )
+
+
+def recent_live(question: Question, budget: int, ceiling: float = 4.0) -> Outcome:
+    """The newest turns that fit, composed before each user turn as `byheart_live` does (the
+    same calls: a user turn above ceiling x budget is no call), sent uncached."""
+    window = RecentHistory(budget)
+    ledger = Ledger()
+    seen: list[Turn] = []
+    compose_s = 0.0
+
+    def call(text: str) -> Composed:
+        nonlocal compose_s
+        t = time.perf_counter()
+        window.build(seen)
+        composed = window.compose(text)
+        compose_s += time.perf_counter() - t
+        ledger.add({"messages": list(composed.messages), "stable_upto": -1, "reselected": True})
+        return composed
+
+    for turn in question.turns:
+        if turn.role == "user" and turn.text.strip() and len(turn.text) <= ceiling * budget:
+            call(turn.text)
+        seen.append(turn)
+    composed = call(question.question)
+    return Outcome(
+        included=frozenset(composed.included),
+        partial=frozenset(),
+        chars=composed.chars,
+        append_s=0.0,
+        appended=len(question.turns),
+        compose_s=compose_s,
+        composes=ledger.calls,
+        cache={**ledger.summary(), "unsendable": 0},
     )
 
 

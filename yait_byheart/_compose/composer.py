@@ -7,8 +7,10 @@ leaves the Memory as it was.
 
 from __future__ import annotations
 
+import itertools
+import statistics
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,10 +33,14 @@ from .._turns.render import (
 )
 from . import external as _external
 from . import selection as _selection
-from .context import ENTRY, Item, SentContext
+from .context import ENTRY, Item, SentContext, loose_item
 from .elide import fit_round
 
 Result = dict[str, Any]
+# Rule 6 reads the conversation's growth per call from its last EXCHANGES exchanges (as the
+# growth average weighs about the last five calls), looking back at most EXCHANGE_WALK turns.
+EXCHANGES = 5
+EXCHANGE_WALK = 256
 
 
 @dataclass
@@ -46,6 +52,12 @@ class Plan:
     # stretch, and the stretches the request being answered spans (an agent's long rounds).
     live: int = 0
     rebuilt: bool = False
+    fresh: list[int] = field(default_factory=list)  # this query's fresh selection, best first
+    # The fresh selection's stretches the kept context lacks, sent after it uncached (rule 5),
+    # and the entries they show.
+    after: list[Item] = field(default_factory=list)
+    after_entries: list[int] = field(default_factory=list)
+    uncached: bool = False  # a rebuild sent unmarked and not kept (rule 6)
     elided: set[int] = field(default_factory=set)  # turns sent with their middle left out
     counts: Counter[str] = field(default_factory=Counter)
     result: Result = field(default_factory=dict)
@@ -152,6 +164,10 @@ class Composer:
         ctx = self._choose(plan, request, room)
         tail = self._tail(ctx)
         if ctx.size + _size(tail) <= hard:
+            if plan.rebuilt:
+                plan.uncached = self._uncached(request, ctx)
+            else:
+                self._floor(plan, ctx, hard - ctx.size - _size(tail))
             return ctx, tail
         for fresh in self._fallbacks(plan, request, room):
             plan.growth, plan.counts, plan.rebuilt = saved[0], Counter(saved[1]), False
@@ -175,6 +191,7 @@ class Composer:
                 return self._extended(plan, ctx, [])
             return self._rebuild_everything(plan)
         fresh, weights = self._select(request, room - self._live_size(plan.live))
+        plan.fresh = fresh
         if ctx is None or self.stability == 0:
             return self._rebuild(plan, fresh)
         t = self.ranker.tuning
@@ -257,6 +274,75 @@ class Composer:
         if request.current >= conv.open_start:
             return conv.open_start
         return conv.starts[conv.stretch_of(request.current)]
+
+    def _floor(self, plan: Plan, ctx: SentContext, room: int) -> None:
+        """Rule 5: the fresh selection's stretches that the kept context lacks are sent after
+        it, uncached and not kept, best first while they fit `room`, so a kept context never
+        holds less of what the query needs than a fresh selection would send."""
+        if not self.ranker.tuning.fresh_floor:
+            return
+        conv = self.conv
+        chosen: list[tuple[Item, Sequence[int]]] = []
+        for uid in plan.fresh:
+            if ctx.holds(conv, uid):
+                continue
+            item, shown = loose_item(conv, uid)
+            if item.size <= room:
+                room -= item.size
+                chosen.append((item, shown))
+        chosen.sort(key=lambda pair: pair[0].ref)  # in conversation order, as a rebuild sends
+        plan.after = [item for item, _ in chosen]
+        plan.after_entries = [i for _, shown in chosen for i in shown]
+
+    def _uncached(self, request: Request, ctx: SentContext) -> bool:
+        """Rule 6: whether a rebuilt context costs less sent uncached than kept: a cycle of
+        kept calls from its size to the keep limit, growing by what the conversation itself
+        adds per exchange (joins left out, so the rule errs towards keeping), costs at least
+        what sending a selection of that size at the plain price costs per call."""
+        t = self.ranker.tuning
+        if not t.send_uncached or self.stability == 0 or not ctx.block:
+            return False
+        size, growth = float(ctx.size), self._exchange_growth(request)
+        write = min(t.cache_write, 1.0)  # as an automatic cache bills
+        limit = _selection.keep_limit(
+            self.budget, growth, ceiling=self.ceiling, cache_write=write,
+            cache_read=t.cache_read, mean_over_budget=t.mean_over_budget,
+        )  # fmt: skip
+        cost = _selection.cycle_cost(
+            size, growth, limit, cache_write=write, cache_read=t.cache_read
+        )
+        return cost >= size
+
+    def _exchange_growth(self, request: Request) -> float:
+        """The median size of the exchanges (a user request and what followed it) before
+        `request`, over the last EXCHANGES of them: what a kept context appends per call,
+        read from the conversation alone, so a reopened Memory decides the same (the
+        median: one exceptional reply does not set the rate)."""
+        conv = self.conv
+        end = min(request.current, len(conv.entries))
+        starts: list[int] = []
+        t = conv.entries[end - 1].turn if end else -1
+        stop = max(-1, t - EXCHANGE_WALK)
+        while t > stop and len(starts) < EXCHANGES:
+            if _asks(conv.turns[t]):
+                starts.append(conv.first_entry[t])
+            t -= 1
+        if not starts:
+            return 0.0
+        bounds = [end, *starts]
+        return float(statistics.median(
+            sum(conv.sizes[a:b]) / self._calls_in(a, b) for b, a in itertools.pairwise(bounds)
+        ))  # fmt: skip
+
+    def _calls_in(self, start: int, end: int) -> int:
+        """The model calls an exchange (entries `start` to `end`) takes: one for its request
+        and one after each tool result, which the model must read."""
+        conv = self.conv
+        turns = {conv.entries[i].turn for i in range(start, end)}
+        results = sum(
+            any(p["type"] == "tool_result" for p in conv.turns[t].tools) for t in turns
+        )  # fmt: skip
+        return 1 + results
 
     def _keep_limit(self) -> float:
         t = self.ranker.tuning
@@ -439,22 +525,28 @@ class Composer:
         sources: list[str], q_size: int,
     ) -> Result:  # fmt: skip
         trimmed = plan.counts["trimmed"] > 0
-        pieces, where = self._pieces(ctx.items, ext_text, tail, request.query)
+        if trimmed and self.ranker.tuning.send_uncached and self.stability > 0:
+            plan.uncached = True  # kept by no one, so no later call reads what it would write
+        pieces, where = self._pieces(
+            ctx.items, plan.after + _ext_items(ext_text), tail, request.query
+        )
         messages, at = assemble(pieces)
         where = [at[p] for p in where]
         kept_items = len(ctx.items)
-        stable = where[kept_items - 1] if kept_items else -1
+        stable = where[kept_items - 1] if kept_items and not plan.uncached else -1
         breakpoints = _breakpoints(ctx, where, plan.rebuilt, stable)
         ctx.sent_items = kept_items
-        plan.ctx = None if trimmed else ctx
+        plan.ctx = None if trimmed or plan.uncached else ctx
         if plan.rebuilt:
             plan.counts["reselects"] += 1
+        if plan.uncached:
+            plan.counts["uncached"] += 1
         passthrough = ctx.start == 0 and not ctx.stretches and not trimmed
         plan.counts["passthrough" if passthrough else "assembled"] += 1
-        included, partial = _included(self.conv, ctx, tail)
+        included, partial = _included(self.conv, ctx, tail, plan.after_entries)
         if plan.elided:
             partial = sorted(plan.elided.union(partial))
-        sizes = ctx.size + _size(tail)
+        sizes = ctx.size + _size(plan.after) + _size(tail)
         return {
             "messages": messages,
             "mode": "passthrough" if passthrough else "assembled",
@@ -472,10 +564,11 @@ class Composer:
 
     @staticmethod
     def _pieces(
-        items: list[Item], ext_text: str, tail: list[Item], query: str
+        items: list[Item], after: list[Item], tail: list[Item], query: str
     ) -> tuple[list[tuple[str, list[Part]]], list[int]]:
-        """Messages in order: the kept context, outside material, the current request (the
-        entries after the context), the query; and where each context item went."""
+        """Messages in order: the kept context, what is sent after it uncached (stretches of
+        rule 5, outside material), the current request (the entries after the context), the
+        query; and where each context item went."""
         pieces: list[tuple[str, list[Part]]] = []
         where: list[int] = []
         # Texts joined into one message, concatenated once: a rebuilt block joins dozens.
@@ -489,9 +582,7 @@ class Composer:
             where.append(len(pieces) - 1)
         for at, texts in joins.items():
             pieces[at][1][0] = text_part("".join(texts))
-        if ext_text:
-            pieces.append(("user", [text_part(ext_text)]))
-        pieces += [(item.role, _item_parts(item)) for item in tail]
+        pieces += [(item.role, _item_parts(item)) for item in after + tail]
         if query:
             pieces.append(("user", [text_part(query)]))
         return pieces, where
@@ -523,12 +614,18 @@ def _asks(turn: Turn) -> bool:
     return turn.role == "user" and bool(turn.shown.strip())
 
 
+def _ext_items(text: str) -> list[Item]:
+    """Outside material as one user message, or none."""
+    return [Item(ENTRY, -1, "user", text, 0)] if text else []
+
+
 def _included(
-    conv: Conversation, ctx: SentContext, tail: list[Item]
+    conv: Conversation, ctx: SentContext, tail: list[Item], after: list[int]
 ) -> tuple[list[int], list[int]]:
     """The turns sent (any entry), and those sent only in part; a cut tool turn of the
-    round being answered is sent whole (its first entry stands for all)."""
-    entries: list[int] = []
+    round being answered is sent whole (its first entry stands for all). `after`: the
+    entries sent after the context besides `tail`."""
+    entries: list[int] = list(after)
     for item in tail:
         first = conv.entries[item.ref]
         whole = first.parts > 1 and bool(conv.turns[first.turn].tools)

@@ -96,6 +96,10 @@ class SentContext:
         self.stretches.add(uid)
         self.hold(shown)
 
+    def holds(self, conv: Conversation, uid: int) -> bool:
+        """Whether closed stretch `uid` is in it: selected, or among the entries it holds."""
+        return uid in self.stretches or uid >= self.entries_from(conv)
+
     def add_entry(
         self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None,
         whole: bool = False,
@@ -201,6 +205,13 @@ class SentContext:
             held[t] = held.get(t, 0) + 1
         partial = [t for t, n in held.items() if n < conv.entries[conv.first_entry[t]].parts]
         return sorted(held), sorted(partial)
+
+
+def loose_item(conv: Conversation, uid: int) -> tuple[Item, Sequence[int]]:
+    """Stretch `uid` as an item sent after a context, not held by it; with the entries it
+    shows."""
+    text, size, shown = _rendering(conv, uid, False)
+    return Item(STRETCH, uid, "user", text, size), shown
 
 
 def _ascending(values: list[int], start: int) -> bool:

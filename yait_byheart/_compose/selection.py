@@ -135,3 +135,23 @@ def keep_limit(
     r = float(budget)
     best = r + math.sqrt(2.0 * cache_write * r * growth / cache_read)
     return min(best, (2 * mean_over_budget - 1) * r, ceiling * r)
+
+
+def cycle_cost(
+    size: float, growth: float, limit: float, *, cache_write: float, cache_read: float
+) -> float:
+    """Mean cost per call of keeping a context rebuilt at `size` until it reaches `limit`,
+    growing by `growth` per call (`keep_limit`'s cycle): the rebuild's write spread over the
+    cycle, each call's growth written, the kept part read. A limit at or below the size
+    rebuilds every call.
+
+    >>> cycle_cost(100, 10.0, 200, cache_write=1.25, cache_read=0.1)
+    40.0
+    """
+    if limit <= size or growth <= 0:
+        return cache_write * size if limit <= size else cache_read * size
+    return (
+        cache_write * size * growth / (limit - size)
+        + cache_write * growth
+        + cache_read * (size + limit) / 2
+    )

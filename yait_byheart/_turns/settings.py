@@ -66,6 +66,14 @@ class Tuning:
     """Price of a cache read relative to uncached input (docs/prompt-cache.md)."""
     mean_over_budget: float = 2.0
     """A kept context may grow to (2 x mean_over_budget - 1) x budget ("Live replay")."""
+    fresh_floor: bool = False
+    """The fresh selection's stretches a kept context lacks are sent after it, uncached
+    (docs/prompt-cache.md, rule 5)."""
+    send_uncached: bool = False
+    """A rebuild whose cycle of kept calls costs more per call than sending it uncached is
+    sent uncached and not kept, and a trimmed compose unmarked (docs/prompt-cache.md, rule 6):
+    for caches that bill a write premium and cache only where marked (Anthropic). Off: an
+    automatic cache bills agent transcripts more with it ("Chats with long replies")."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
