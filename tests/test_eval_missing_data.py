@@ -18,7 +18,8 @@ LONGMEMEVAL = "xiaowu0162/LongMemEval"
 # (`longmemeval` says where LongMemEval comes from: tests/test_eval_longmemeval.py.)
 READERS = {"locomo": LOCOMO, "ablate": LOCOMO, "minilm": LOCOMO, "query-cost": LOCOMO,
            "xquad": XQUAD, "embed-cache": LOCOMO, "bench-cold": LONGMEMEVAL,
-           "bench-stateless": LONGMEMEVAL, "headroom": LOCOMO}  # fmt: skip
+           "bench-stateless": LONGMEMEVAL, "headroom": LOCOMO,
+           "agent-replay": LONGMEMEVAL}  # fmt: skip
 # Arguments a command needs before --data (embed-cache names the benchmark it embeds).
 FIRST = {"embed-cache": ["locomo"]}
 
