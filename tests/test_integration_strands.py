@@ -336,3 +336,19 @@ def test_two_workers_middlewares_on_one_session_file_each_message_once(stores: S
     workers[0].compose(history)
     assert len(stores.open().open("s1-input")) == 12  # each message once
     assert len(workers[1].compose(history)) == 12
+
+
+def test_a_repository_keeps_few_conversations_open_and_reopens_the_rest(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from yait_byheart.integrations import strands as module
+
+    monkeypatch.setattr(module, "OPEN_AT_MOST", 3)
+    repo = ByheartSessionRepository(stores.open())
+    for k in range(4):  # a session and its agent: two conversations each
+        new_session(repo, f"s{k}")
+        repo.create_message(f"s{k}", "a1", said(f"hello {k}", 0))
+    assert len(repo._repo.open) == 3 and len(repo._repo.views) <= 3
+    assert [texts(repo, f"s{k}") for k in range(4)] == [[f"hello {k}"] for k in range(4)]
+    repo.create_message("s0", "a1", said("again", 1, "assistant"))  # dropped, then reopened
+    assert texts(ByheartSessionRepository(stores.open()), "s0") == ["hello 0", "again"]

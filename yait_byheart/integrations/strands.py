@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections import OrderedDict
 from typing import Any
 
 from ..memory import Memory
@@ -44,6 +45,9 @@ __all__ = ["ByheartMiddleware", "ByheartSessionRepository"]  # noqa: F822
 TAG = "strands"
 """The key of a turn's ``item`` under which the integration keeps what Strands made."""
 Message = dict[str, Any]
+# Conversations a repository keeps open (sessions and their agents), the least recently used
+# dropped first.
+OPEN_AT_MOST = 256
 
 
 def _output(result: dict[str, Any]) -> str:
@@ -179,7 +183,9 @@ class _Repository:
         self.store = store
         self.settings = settings
         self.lock = threading.RLock()
-        self.open: dict[str, Memory] = {}
+        # The conversations used last (every read catches up with the store, so one dropped
+        # here is only reopened): a server's sessions do not pile up in memory.
+        self.open: OrderedDict[str, Memory] = OrderedDict()
         self.views: dict[str, TurnItems[Any]] = {}  # an agent's message records, read fresh
 
     def memory(self, name: str, create: bool = False) -> Memory | None:
@@ -189,13 +195,18 @@ class _Repository:
         if memory is not None:
             try:
                 catch_up(memory)
+                self.open.move_to_end(name)
                 return memory
             except StoreConflictError:  # deleted through another handle: looked up anew
                 del self.open[name]
         if not create and name not in self.store.conversations():
             return None
-        self.open[name] = self.store.open(name, **self.settings)
-        return self.open[name]
+        opened: Memory = self.store.open(name, **self.settings)
+        self.open[name] = opened
+        while len(self.open) > OPEN_AT_MOST:
+            dropped, _ = self.open.popitem(last=False)
+            self.views.pop(dropped, None)
+        return opened
 
     def records(self, session_id: str, kind: str) -> dict[str, Any]:
         """The latest record of each id of ``kind`` in the session (None: no session)."""
