@@ -17,7 +17,7 @@ import contextlib
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -63,6 +63,10 @@ class Recalled(TypedDict):
     when: str  # when it was said: the first turn's date, to the last's if they differ
     text: str  # "role: words" a line per turn (or piece of a long turn), words verbatim
     score: float  # the best of its stretches' ranking scores
+
+
+# How many characters passages pass what their caller may send, framed (see `RecallSource`).
+Over = Callable[[list[Recalled]], int]
 
 
 @dataclass
@@ -120,29 +124,41 @@ class Recaller:
 
     def recall(
         self, store: StoreCore, shown: str, user: str, budget: int, exclude: Iterable[str],
-        retriever: Any = None, call: str = "recall",
+        retriever: Any = None, call: str = "recall", over: Over | None = None,
     ) -> list[Recalled]:  # fmt: skip
         """The user's passages for the question `shown` (`ingest.question`'s text, its dates
-        annotated), best first, within `budget` characters."""
+        annotated), best first, within `budget` characters.  With `over` (how many characters
+        the passages, framed, pass what the caller may send), the ranking is filled again
+        with that much less room, at most twice: ranked once, however often it is filled."""
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
-        passages: list[_Passage] | None = None
+        ranked: _Ranked | None = None
         with ui.lock:
             try:
                 _synced(store, ui)
                 if ui.dead <= REBUILD_SHARE * max(1, len(ui.index)):
-                    passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
+                    ranked = _select(ui, shown, budget, set(exclude), self.tuning, who)
                     _save(store, ui)
             except flat.Damaged:  # the kept index was damaged: built from the rows instead
-                passages = None
-        if passages is None:  # too many tombstones (or damaged): a new index
+                ranked = None
+        if ranked is None:  # too many tombstones (or damaged): a new index
             ui = self._user(user, fresh=True)
             ui.loadable = False  # what the store keeps may be the one with the tombstones
             with ui.lock:
                 _synced(store, ui)
-                passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
+                ranked = _select(ui, shown, budget, set(exclude), self.tuning, who)
                 _save(store, ui)
-        return _read(store, user, ui, passages)
+        found = _read(store, user, ui, ranked.passages)
+        room = budget
+        for _ in range(2 if over is not None else 0):
+            excess = over(found) if over is not None else 0
+            if excess <= 0 or room <= excess:
+                break
+            room -= excess
+            with ui.lock:
+                passages = ranked.fill(room)
+            found = _read(store, user, ui, passages)
+        return found
 
 
 def _released(dropped: Iterable[UserIndex]) -> None:
@@ -250,16 +266,53 @@ def _said_then(ui: UserIndex, query: str) -> Callable[[int], bool] | None:
     return said_then
 
 
+class _Memo:
+    """An iterator's items, kept as they are first taken: iterated again from the start, it
+    gives the same items and takes new ones only past those (a lazy ranking, filled twice)."""
+
+    def __init__(self, items: Iterable[tuple[int, float]]) -> None:
+        self._items = iter(items)
+        self._seen: list[tuple[int, float]] = []
+
+    def __iter__(self) -> Iterator[tuple[int, float]]:
+        seen, at = self._seen, 0
+        while True:
+            if at == len(seen):
+                item = next(self._items, None)
+                if item is None:
+                    return
+                seen.append(item)
+            yield seen[at]
+            at += 1
+
+
+@dataclass
+class _Ranked:
+    """A question's ranking over one user's index, and the passages it filled `budget` with."""
+
+    ui: UserIndex
+    ranked: _Memo
+    left_out: set[int]
+    tuning: Tuning
+    then: Callable[[int], bool] | None
+    passages: list[_Passage]
+
+    def fill(self, room: int) -> list[_Passage]:
+        """The same ranking in less room (call under the index's lock)."""
+        chosen, _ = _fill(self.ui, self.ranked, room, self.left_out, self.tuning, self.then)
+        return _passages(self.ui, chosen)
+
+
 def _select(
     ui: UserIndex, query: str, budget: int, exclude: set[str], tuning: Tuning,
     who: str | None = None,
-) -> list[_Passage]:  # fmt: skip
+) -> _Ranked:  # fmt: skip
     """The stretches that fit `budget`, best first, joined into passages (with the index's
     retriever's signal when `who`, the call it was given to, is named)."""
     n = len(ui.docs)
-    if n == 0 or budget <= 0:
-        return []
     left_out = {c.id for c in ui.convs.values() if c.name in exclude}
+    if n == 0 or budget <= 0:
+        return _Ranked(ui, _Memo(()), left_out, tuning, None, [])
     index = ui.index
     if ranking.asked_speaker(query) == "user" and len(ui.user_index):
         index = ui.user_index
@@ -272,17 +325,18 @@ def _select(
     # Asked once: a larger k below takes more of the same answer (its best stays the best).
     other = None if who is None else _retrieved(ui, retriever, query, index, tuning, who)
     while True:
-        chosen, skipped = _fill(ui, ranking.bm25_ranked(
+        ranked = _Memo(ranking.bm25_ranked(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
             lambda d: bool(alive(d)),
-        ), budget, left_out, tuning, then)  # fmt: skip
+        ))  # fmt: skip
+        chosen, skipped = _fill(ui, ranked, budget, left_out, tuning, then)
         # Tombstones and left-out conversations took places in the exactly scored head: score
         # more, until the room is full or every stretch was looked at.
         room = budget - sum(ui.docs.size[d] for d, _ in chosen)
         if not skipped or room < _GRAIN or k >= len(index):
             break
         k *= 4
-    return _passages(ui, chosen)
+    return _Ranked(ui, ranked, left_out, tuning, then, _passages(ui, chosen))
 
 
 def _retrieved(
@@ -458,18 +512,16 @@ class RecallSource:
         self.last: list[Recalled] = []
 
     def __call__(self, query: str) -> list[dict[str, str]]:
-        # The frame (a marker, a source line per passage) counts against the budget too:
-        # asked again with less room while the framed material would pass it.
-        room = self.budget
-        pairs: list[tuple[str, str]] = []
         if not query.strip():  # compose's external_query=" ": nothing to ask, as recall says
             return []
-        for _ in range(3):
-            self.last = self._recall(query, user=self.user, budget=room, exclude=self.exclude,
-                                     when=self.when, retriever=self.retriever)  # fmt: skip
-            pairs = [(found["text"], source_line(found)) for found in self.last]
-            over = len(render_external(pairs)) - self.budget if pairs else 0
-            if over <= 0 or room <= over:
-                break
-            room -= over
-        return [{"text": text, "source": source} for text, source in pairs]
+        self.last = self._recall(query, self.user, self.budget, self.exclude, self.when,
+                                 self.retriever, self._over)  # fmt: skip
+        return [{"text": found["text"], "source": source_line(found)} for found in self.last]
+
+    def _over(self, found: list[Recalled]) -> int:
+        """How far the passages, framed (a marker, a source line each: they count against the
+        budget too), pass it; recall then fills its ranking again with that much less room."""
+        if not found:
+            return 0
+        pairs = [(f["text"], source_line(f)) for f in found]
+        return len(render_external(pairs)) - self.budget
