@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yait_byheart import cli
-from yait_byheart.mcp_server._tools import Tools
 from yait_byheart._retrieval import ranking
 from yait_byheart._turns.render import render_external
+from yait_byheart.mcp_server._tools import Tools
 from yait_byheart.store import PostgresStore, SQLiteStore
 from yait_byheart.store._recall import source_line
 

@@ -28,28 +28,51 @@ backend = test_store.backend
 FILLER = "we talked about the weather and the {k} train timetable again today"
 
 
-def kept(b: Backend, user: str) -> bytes | None:
-    """The user's kept index as stored (None: none)."""
+PIECES = ("recall_users", "recall_segments", "recall_terms")
+
+
+def select(b: Backend, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of `statement` ({s}: the tables' prefix), read as an outside tool would."""
     if b.kind == "sqlite":
         db = sqlite3.connect(b.location)
         try:
-            row = db.execute("SELECT data FROM recall_index WHERE user_id = ?", (user,)).fetchone()
+            return db.execute(statement.format(s="").replace("%s", "?"), params).fetchall()
         finally:
             db.close()
-    else:
-        import psycopg
+    import psycopg
 
-        with psycopg.connect(b.location, autocommit=True) as conn:
-            row = conn.execute(
-                f"SELECT data FROM {b.schema}.recall_index WHERE user_id = %s", (user,)
-            ).fetchone()
-    return None if row is None else bytes(row[0])
+    with psycopg.connect(b.location, autocommit=True) as conn:
+        return conn.execute(statement.format(s=f"{b.schema}."), params).fetchall()
 
 
-def put_back(b: Backend, user: str, data: bytes) -> None:
-    """Store `data` as the user's kept index (a stale copy, as a backup would restore it)."""
+def pieces(b: Backend, user: str) -> dict[str, list[tuple[Any, ...]]]:
+    """The user's kept index as stored: each table's rows, without the user column."""
+    out = {}
+    for table in PIECES:
+        rows = select(b, f"SELECT * FROM {{s}}{table} WHERE user_id = %s", (user,))
+        out[table] = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r[1:])
+                      for r in rows]  # fmt: skip
+    return out
+
+
+def kept(b: Backend, user: str) -> bytes | None:
+    """The bytes of the user's kept index (None: none): segments, then terms and postings."""
+    found = pieces(b, user)
+    if not found["recall_segments"]:
+        return None
+    segments = [r[-1] for r in found["recall_segments"]]
+    terms = [r[0] + r[-1] for r in found["recall_terms"]]
+    return b"".join(segments + terms)
+
+
+def put_back(b: Backend, user: str, rows: dict[str, list[tuple[Any, ...]]]) -> None:
+    """Store `rows` as the user's kept index (a stale copy, as a backup would restore it)."""
     prefix = "" if b.kind == "sqlite" else "{s}."
-    b.sql(f"UPDATE {prefix}recall_index SET data = %s WHERE user_id = %s", (data, user))
+    for table in PIECES:
+        b.sql(f"DELETE FROM {prefix}{table} WHERE user_id = %s", (user,))
+        for row in rows[table]:
+            marks = ", ".join(["%s"] * (len(row) + 1))
+            b.sql(f"INSERT INTO {prefix}{table} VALUES ({marks})", (user, *row))
 
 
 def fill(b: Backend, user: str = "alice", convs: int = 3, turns: int = 6) -> None:
@@ -104,8 +127,8 @@ def test_a_redaction_blanks_the_kept_index_and_a_stale_copy_still_follows_it(
         mem.append("user", "my locker code is plumcrest")
         mem.append("assistant", "noted")
         assert store.recall("locker code plumcrest", user="alice")
-    before = kept(backend, "alice")
-    assert before is not None and b"plumcrest" in before
+    before = pieces(backend, "alice")
+    assert b"plumcrest" in (kept(backend, "alice") or b"")
     finish(child(backend, [["redact", "notes", 0]]))
     assert kept(backend, "alice") is None  # the stems went with the words
     with backend.store() as store:
@@ -148,24 +171,28 @@ def test_one_users_kept_index_never_answers_for_another(backend: Backend) -> Non
         store.open("secret", user="alice").append("user", "the vault word is quinceharbour")
         assert store.recall("vault word quinceharbour", user="alice")
         assert store.recall("train timetable", user="bob")
-    alice = kept(backend, "alice")
-    assert alice is not None
-    put_back(backend, "bob", alice)  # alice's bytes filed under bob (a bad restore)
+    alice = pieces(backend, "alice")
+    assert alice["recall_segments"]
+    put_back(backend, "bob", alice)  # alice's pieces filed under bob (a bad restore)
     lines = finish(child(backend, [["recall", "bob", "vault word quinceharbour"],
                                    ["recall", "bob", "the 0x2 train timetable"]]))  # fmt: skip
     assert json.loads(lines[0]) == []
     assert {r["conversation"] for r in json.loads(lines[1])} == {"bob-0"}
 
 
-@pytest.mark.parametrize("where", ["header", "middle", "end"])
+@pytest.mark.parametrize("where", ["header", "middle", "end", "postings"])
 def test_damaged_kept_bytes_are_rebuilt_from_the_rows(backend: Backend, where: str) -> None:
     fill(backend)
     with backend.store() as store:
         expected = store.recall("the 1x3 train timetable", user="alice")
-    data = bytearray(kept(backend, "alice") or b"")
-    at = {"header": 4, "middle": len(data) // 3, "end": len(data) - 3}[where]
+    rows = pieces(backend, "alice")
+    table = "recall_terms" if where == "postings" else "recall_segments"
+    target = next(k for k, r in enumerate(rows[table]) if where != "postings" or r[0] == b"train")
+    data = bytearray(rows[table][target][-1])
+    at = {"header": 4, "middle": len(data) // 3, "end": len(data) - 3, "postings": 20}[where]
     data[at : at + 2] = b"\xff\xff"
-    put_back(backend, "alice", bytes(data))
+    rows[table][target] = (*rows[table][target][:-1], bytes(data))
+    put_back(backend, "alice", rows)
     with backend.store() as store:
         assert store.recall("the 1x3 train timetable", user="alice") == expected
 

@@ -13,7 +13,6 @@ deleted or blanked since is never returned, and no row of another user's can be.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import warnings
 from collections import OrderedDict
@@ -28,10 +27,8 @@ from .._retrieval.ranker import retrieved
 from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
 from .._turns.settings import Tuning
-from . import _user_saved as user_saved
-from ._errors import StoreFullError, StoreReadOnlyError, StoreUnavailableError
+from . import _user_kept as user_kept
 from ._failures import salvage_advice
-from ._journal import snapshot_due
 from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
 
 if TYPE_CHECKING:
@@ -43,12 +40,6 @@ _GRAIN = int(900 * Tuning().stretch_share)
 # Users whose indexes a store keeps in memory: a server recalling for many users rebuilds the
 # index of one not recalled for lately, instead of holding every user's.
 KEEP_USERS = 16
-# Turns a kept recall index may lack before a recall writes it again, however many the user
-# has (`snapshot_due`): a few hundred at 100,000 turns.
-SAVE_AT_MOST = 2_000
-# Where the store refuses a write (or is busy past its timeout): the kept index, a cache, is
-# not written; a later recall tries again.
-_UNWRITABLE = (StoreReadOnlyError, StoreFullError, StoreUnavailableError)
 _PASSAGE = (
     "SELECT t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
     "WHERE t.conv = ? AND c.user_id = ? AND t.idx >= ? AND t.idx <= ? ORDER BY t.idx"
@@ -132,22 +123,27 @@ class Recaller:
         with that much less room, at most twice: ranked once, however often it is filled."""
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
+        terms = _asked(ui, shown)
+        if ui.scope is not None and not terms <= ui.scope:
+            # Loaded for other terms: loaded again whole, then kept for every query.
+            ui = self._user(user, fresh=True)
+            ui.whole = True
         ranked: _Ranked | None = None
         with ui.lock:
             try:
-                _synced(store, ui)
+                _synced(store, ui, terms)
                 if ui.dead <= REBUILD_SHARE * max(1, len(ui.index)):
                     ranked = _select(ui, shown, budget, set(exclude), self.tuning, who)
-                    _save(store, ui)
+                    user_kept.save(store, ui)
             except flat.Damaged:  # the kept index was damaged: built from the rows instead
                 ranked = None
         if ranked is None:  # too many tombstones (or damaged): a new index
             ui = self._user(user, fresh=True)
             ui.loadable = False  # what the store keeps may be the one with the tombstones
             with ui.lock:
-                _synced(store, ui)
+                _synced(store, ui, terms)
                 ranked = _select(ui, shown, budget, set(exclude), self.tuning, who)
-                _save(store, ui)
+                user_kept.save(store, ui)
         found = _read(store, user, ui, ranked.passages)
         room = budget
         for _ in range(2 if over is not None else 0):
@@ -169,13 +165,14 @@ def _released(dropped: Iterable[UserIndex]) -> None:
             ui.release()
 
 
-def _synced(store: StoreCore, ui: UserIndex) -> None:
-    """`ui` brought up to date with the rows: what changed, then each changed conversation."""
+def _synced(store: StoreCore, ui: UserIndex, terms: frozenset[str]) -> None:
+    """`ui` brought up to date with the rows: what changed, then each changed conversation
+    (loaded first from what the store keeps, with the postings of `terms`, if it may be)."""
     dialect = store._dialect
     where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
         if ui.gen is None:
-            _loaded(store, conn, ui)
+            user_kept.loaded(store, conn, ui, terms)
         changed = ui.changed(conn, *where)
     for conv, seq in changed:
         try:
@@ -205,43 +202,9 @@ def _skipped(store: StoreCore, name: str, exc: BaseException) -> None:
     )
 
 
-def _loaded(store: StoreCore, conn: Any, ui: UserIndex) -> None:
-    """In the transaction that reads the user's conversations: the count of dropped recall
-    indexes (`ui.gen`, which a write of `ui` must still find), and the user's kept index
-    loaded into `ui` if it may be."""
-    dialect = store._dialect
-    gen = conn.execute(dialect.sql["recall_generation"]).fetchone()
-    ui.gen = int(gen[0]) if gen is not None else -1
-    if not ui.loadable or ui.convs:
-        return
-    row = dialect.read_row(conn, dialect.sql["recall_index"], (ui.user,))
-    if row is not None and user_saved.load(ui, bytes(row[0])):
-        ui.saved = ui.turns()
-
-
-def _save(store: StoreCore, ui: UserIndex) -> None:
-    """Keep `ui` in the store when the kept one lacks enough of its rows (`snapshot_due`, as
-    for a conversation's snapshot), unless a redaction, repair or deletion (of any user) was
-    counted since its first rows were read: then it may hold stems of words taken away, and
-    is never written (a new store object builds and writes one)."""
-    total = ui.turns()
-    if ui.gen is None or ui.gen < 0 or not snapshot_due(total - ui.saved, total, SAVE_AT_MOST):
-        return
-    data = user_saved.dump(ui)
-    dialect = store._dialect
-    q = dialect.sql
-    with (
-        contextlib.suppress(*_UNWRITABLE), store._failing("the recall index"), store._lock,
-        store._transaction(dialect.write_begin) as conn,
-    ):  # fmt: skip
-        # Locked: a deletion or redaction counts first, so it waits for this write (and then
-        # drops what it wrote), or this write waits for it and finds the count moved.
-        gen = conn.execute(q["recall_generation"] + dialect.lock_for_delete).fetchone()
-        if gen is None or int(gen[0]) != ui.gen:
-            ui.gen = -1
-        else:
-            conn.execute(q["save_recall_index"], (ui.user, data))
-            ui.saved = total
+def _asked(ui: UserIndex, query: str) -> frozenset[str]:
+    """Every term of every reading of `query`: the postings a recall for it may use."""
+    return frozenset().union(*ui.tokenizer.readings(without_annotations(query)))
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:

@@ -92,6 +92,7 @@ class Conv:
     block: int = _FIRST_BLOCK // 2
     last: Open = field(default_factory=Open)
     redacted: set[int] = field(default_factory=set)
+    kept_seq: int = -2  # its sequence number in the pieces the store keeps (-2: none)
 
 
 class Docs:
@@ -154,6 +155,14 @@ class UserIndex:
         self.gen: int | None = None
         self.saved = 0
         self.loadable = retriever is None  # a retriever is fed every stretch's text: rebuilt
+        # The pieces read (`_user_kept`): the user's version then (-1: none), the segments
+        # as (number, stretches); the terms whose postings were read (None: every term); the
+        # stretches indexed since, each with its counts (None: every one, built from rows).
+        self.version = -1
+        self.segments: list[tuple[int, int]] = []
+        self.scope: frozenset[str] | None = None
+        self.whole = False  # read every term's postings (an index kept for many queries)
+        self.fresh: dict[int, tuple[dict[str, int], dict[str, int]]] | None = None
         # A retriever (see `feed`) holds the stretches of `fed`; `_feed` is what it is told
         # next: a stretch's text to hold, or None to forget it.
         self.retriever = retriever
@@ -331,6 +340,8 @@ class UserIndex:
         if words.mine:
             self.user_index.add(doc, words.mine)
         self.docs.alive[doc] = 1
+        if self.fresh is not None:
+            self.fresh[doc] = (words.every, words.mine)
         if self.retriever is not None:
             self._feed[doc] = "\n".join(words.said)
 

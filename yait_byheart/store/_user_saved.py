@@ -1,17 +1,22 @@
-"""A user's recall index as bytes, kept in the store so a new store object loads it.
+"""A user's recall index as the pieces the store keeps, so a new store object loads what a
+query needs instead of reading and tokenizing every row of the user.
 
-Without it every new store object (a request of a web handler, a fresh process, another
+Without it every new store object (a web handler's request, a fresh process, another
 machine) read and tokenized every row of the user on its first recall: seconds at 10,000
-turns. The store keeps one row per user in `recall_index`: the index as it was at some point
-(`dump`), and a generation that every redaction, repair and deletion of one of the user's
-conversations bumps while blanking the bytes (they hold the stems of the words taken away).
+turns; kept as one blob per user, a request still read all of it (68.6 MB at 100,000 turns).
+The store keeps instead, per user, **segments** (`recall_segments`), each holding the
+stretches indexed since the one before: their columns (`Docs`), their BM25 lengths, and the
+metadata of the conversations they touched; and per (segment, term) a row of that segment's
+postings of the term (`recall_terms`). A request reads every segment's columns (small) and
+only its query's terms' rows. A stretch a later segment holds again (a conversation's open
+last stretch, extended since) is that segment's: the older postings of it are dropped when
+read (`Parts.owner`).
 
-Nothing loaded is trusted past what the rows say: a loaded index is a `UserIndex` that knows,
-per conversation, the sequence number and the rows it was built from, so the recall that
-loads it follows the rows exactly as a kept index does (`UserIndex.changed` and `follow`): a
-conversation deleted since is dropped, rows appended since are read, a redaction since is
-found by the sequence number. Writing is conditional on the generation read with the
-index's first rows, so bytes built before a redaction or a deletion never land after it.
+Nothing loaded is trusted past what the rows say: a loaded index knows, per conversation, the
+sequence number and the rows it was built from, so the recall that loads it follows the rows
+as a kept index does (`UserIndex.changed` and `follow`). Each redaction, repair or deletion
+drops the user's pieces (they hold stems of the words taken away) and bumps a generation a
+write must still find (`_user_kept`).
 """
 
 from __future__ import annotations
@@ -21,104 +26,383 @@ import struct
 import sys
 import zlib
 from array import array
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any
 
-from .._retrieval import flat
+from .._retrieval.bm25 import Index
+from .._retrieval.codec import U32
+from .._retrieval.flat import read_array
+from .._retrieval.postings import Postings
 from ._user_index import Conv, Docs, Open, UserIndex
 
-_MAGIC = b"BHUI"
-# Bump when what `dump` writes, or how a `UserIndex` indexes a stretch, changes: older bytes
-# are then ignored (and the next recall rebuilds from the rows and writes them again).
-VERSION = 1
-# magic, VERSION, byte order, tokenizer id, gap, next_block, dead, ids, bytes of:
-# conversations (JSON), their id arrays, index, user index; the CRC-32 of what comes before the
-# indexes (the postings in them are checked as each list is first used: `flat`).
-_HEADER = struct.Struct("<4sIBIIIIIIIIII")
+_MAGIC = b"BHUS"
+# Bump when what `Segment.dump` writes, or how a `UserIndex` indexes a stretch, changes: older
+# pieces are then ignored (and the next recall rebuilds from the rows and writes them again).
+VERSION = 2
+# magic, VERSION, byte order, tokenizer id, gap, next_block, stretches (all ids when dense),
+# dense, conversations' JSON bytes, their id arrays' bytes, CRC-32 of what follows
+_HEADER = struct.Struct("<4sIBIIIIBIII")
+_TERM = struct.Struct("<III")  # postings in both indexes; the CRC-32 of the arrays
 _ORDER = 0 if sys.byteorder == "little" else 1  # arrays are kept in the machine's order
+_ABSENT = 0xFFFFFFFF  # the length of a stretch an index does not hold (see `Inverted`)
 _INT_COLUMNS = ("first_turn", "first_piece", "last_turn", "last_piece", "size", "day_lo",
                 "day_hi", "stretch")  # fmt: skip
+_COLUMNS = ("conv", *_INT_COLUMNS, "dated", "alive", "every", "mine")
+_CODES = {"conv": "q", **dict.fromkeys(_INT_COLUMNS, "i"), "dated": "B", "alive": "B",
+          "every": U32, "mine": U32}  # fmt: skip
+Four = tuple["array[int]", "array[int]", "array[int]", "array[int]"]  # ids, tfs; the user's
+Lists = dict[str, Four]
+Counts = tuple[Mapping[str, int], Mapping[str, int]]
 
 
-def _raw(values: array[int]) -> bytes:
-    return values.tobytes()
+@dataclass
+class Segment:
+    """Stretches with their columns, lengths and postings, and the conversations they belong
+    to (their metadata when the segment was made). Sparse: `ids` (ascending) and a column
+    value per id; dense (`ids` None: the oldest segment, most of the index): a value per id
+    from 0 to `next_block`, so loading it copies arrays instead of scattering values."""
+
+    next_block: int
+    ids: array[int] | None
+    columns: dict[str, array[int]]  # conv, the int columns, dated, alive, every, mine
+    convs: list[Conv]
+    terms: Lists = field(default_factory=dict)
+
+    def held(self) -> array[int]:
+        """The ids of the stretches the segment holds, ascending."""
+        if self.ids is not None:
+            return self.ids
+        every = self.columns["every"]
+        return array("i", compress(range(len(every)), map(_ABSENT.__ne__, every)))
+
+    def __len__(self) -> int:
+        return len(self.held())
+
+    def sparse(self) -> Segment:
+        if self.ids is None:
+            ids = self.held()
+            self.columns = {n: array(c.typecode, map(c.__getitem__, ids))
+                            for n, c in self.columns.items()}  # fmt: skip
+            self.ids = ids
+        return self
+
+    def dump(self, ui: UserIndex, dense: bool) -> bytes:
+        """The segment's columns and conversations as one row's bytes (`load_segment`)."""
+        columns = _dense(self) if dense else self.columns
+        meta = json.dumps([ui.user, [conv_meta(c) for c in self.convs]], ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8", "surrogatepass")  # fmt: skip
+        arrays = b"".join(c.docs.tobytes() + c.firsts.tobytes() for c in self.convs)
+        ids = b"" if dense or self.ids is None else self.ids.tobytes()
+        body = b"".join((ids, *(columns[c].tobytes() for c in _COLUMNS), meta, arrays))
+        n = self.next_block if dense else len(self.held())
+        head = _HEADER.pack(_MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap,
+                            self.next_block, n, dense, len(meta), len(arrays),
+                            zlib.crc32(body))  # fmt: skip
+        return head + body
+
+    def merged_into(self, newer: Segment) -> Segment:
+        """One segment holding this one's stretches and `newer`'s, `newer`'s where both do."""
+        old, new = self.sparse(), newer.sparse()
+        assert old.ids is not None and new.ids is not None
+        redefined = set(new.ids)
+        keep = [i for i, d in enumerate(old.ids) if d not in redefined]
+        both_ids = [*(old.ids[i] for i in keep), *new.ids]
+        order = sorted(range(len(both_ids)), key=both_ids.__getitem__)
+        columns = {}
+        for name in _COLUMNS:
+            both = array(_CODES[name], map(old.columns[name].__getitem__, keep))
+            both.extend(new.columns[name])
+            columns[name] = array(_CODES[name], map(both.__getitem__, order))
+        ids = array("i", map(both_ids.__getitem__, order))
+        convs = {c.id: c for c in old.convs} | {c.id: c for c in new.convs}
+        terms = _merged_terms(old.terms, new.terms, redefined)
+        top = max(old.next_block, new.next_block)
+        return Segment(top, ids, columns, list(convs.values()), terms)
 
 
-def _conv_meta(conv: Conv) -> list[Any]:
+def _dense(segment: Segment) -> dict[str, array[int]]:
+    """A sparse segment's columns as a value per id up to its `next_block`."""
+    if segment.ids is None:
+        return segment.columns
+    top, ids = segment.next_block, segment.ids
+    out = {}
+    for name in _COLUMNS:
+        column = _blank(name, top)
+        _scatter(column, ids, segment.columns[name])
+        out[name] = column
+    return out
+
+
+def _blank(name: str, size: int) -> array[int]:
+    """A column of `size` stretches no segment holds."""
+    if name in ("every", "mine"):
+        return array(U32, [_ABSENT]) * size
+    column = array(_CODES[name])
+    column.frombytes(bytes(column.itemsize * size))
+    return column
+
+
+def term_bytes(lists: Four) -> bytes:
+    """A term's postings in a segment (both indexes) as one row's bytes."""
+    ids, tfs, mine_ids, mine_tfs = lists
+    body = b"".join((ids.tobytes(), tfs.tobytes(), mine_ids.tobytes(), mine_tfs.tobytes()))
+    return _TERM.pack(len(ids), len(mine_ids), zlib.crc32(body)) + body
+
+
+def read_term(data: bytes | memoryview) -> Four:
+    """`term_bytes` back; ValueError if they are not such bytes."""
+    view = memoryview(data)
+    try:
+        n, m, crc = _TERM.unpack_from(view)
+    except struct.error:
+        raise ValueError("truncated") from None
+    if zlib.crc32(view[_TERM.size :]) != crc:
+        raise ValueError("damaged")
+    ids, at = read_array(U32, view, _TERM.size, n)
+    tfs, at = read_array(U32, view, at, n)
+    mine_ids, at = read_array(U32, view, at, m)
+    mine_tfs, at = read_array(U32, view, at, m)
+    if at != len(view):
+        raise ValueError("the parts do not match")
+    return ids, tfs, mine_ids, mine_tfs
+
+
+def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
+    """A segment's columns and conversations from `Segment.dump` bytes (its `terms` empty);
+    ValueError if they are not such bytes of this version for this user and tokenizer."""
+    view = memoryview(data)
+    try:
+        head = _HEADER.unpack_from(view)
+    except struct.error:
+        raise ValueError("truncated") from None
+    magic, version, order, tokenizer, gap, top, n, dense, meta_size, arrays_size, crc = head
+    if (magic, version, order, tokenizer, gap) != (
+        _MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap,
+    ):  # fmt: skip
+        raise ValueError("another version's, tokenizer's or machine's pieces")
+    body = view[_HEADER.size :]
+    if zlib.crc32(body) != crc or (dense and n != top):
+        raise ValueError("damaged")
+    ids, at = (None, 0) if dense else read_array("i", body, 0, n)
+    columns = {}
+    for name in _COLUMNS:
+        columns[name], at = read_array(_CODES[name], body, at, n)
+    if at + meta_size + arrays_size != len(body) or (ids and not 0 <= ids[0] <= ids[-1] < top):
+        raise ValueError("the parts do not match")
+    user, metas = json.loads(bytes(body[at : at + meta_size]).decode("utf-8", "surrogatepass"))
+    if user != ui.user:
+        raise ValueError("another user's pieces")
+    at += meta_size
+    convs = []
+    for meta in metas:
+        conv = _conv(meta)
+        k = int(meta[4])
+        conv.docs, at = read_array("i", body, at, k)
+        conv.firsts, at = read_array("i", body, at, k)
+        convs.append(conv)
+    return Segment(top, ids, columns, convs)
+
+
+def new_segment(ui: UserIndex, fresh: Mapping[int, Counts], convs: Iterable[Conv]) -> Segment:
+    """The stretches `fresh` (each with its term counts in both indexes) as a segment."""
+    ids = array("i", sorted(fresh))
+    docs = ui.docs
+    columns: dict[str, array[int]] = {}
+    for name in _COLUMNS[:-2]:
+        columns[name] = array(_CODES[name], map(getattr(docs, name).__getitem__, ids))
+    columns["every"] = array(U32, (sum(fresh[d][0].values()) for d in ids))
+    columns["mine"] = array(U32, (sum(fresh[d][1].values()) if fresh[d][1] else _ABSENT
+                                  for d in ids))  # fmt: skip
+    lists: dict[str, tuple[list[int], list[int], list[int], list[int]]] = {}
+    for doc in ids:
+        every, mine = fresh[doc]
+        for term, tf in every.items():
+            found = lists.setdefault(term, ([], [], [], []))
+            found[0].append(doc)
+            found[1].append(tf)
+        for term, tf in mine.items():
+            found = lists.setdefault(term, ([], [], [], []))
+            found[2].append(doc)
+            found[3].append(tf)
+    terms: Lists = {}
+    for term, (a, b, c, d) in lists.items():
+        terms[term] = (array(U32, a), array(U32, b), array(U32, c), array(U32, d))
+    return Segment(ui.next_block, ids, columns, list(convs), terms)
+
+
+def whole_segment(ui: UserIndex) -> Segment:
+    """Every stretch `ui` holds as one dense segment (an index built from the rows)."""
+    top, docs = ui.next_block, ui.docs
+    columns: dict[str, array[int]] = {}
+    for name in _COLUMNS[:-2]:
+        columns[name] = array(_CODES[name], getattr(docs, name)[:top])
+    for name, index in (("every", ui.index), ("mine", ui.user_index)):
+        column = _blank(name, top)
+        held = index._lengths[:top]
+        column[: len(held)] = held
+        columns[name] = column
+    terms: Lists = {}
+    for term, entry in ui.index._unpacked().items():
+        terms[term] = (array(U32, entry.ids), array(U32, entry.tfs), array(U32), array(U32))
+    for term, entry in ui.user_index._unpacked().items():
+        found = terms.setdefault(term, (array(U32), array(U32), array(U32), array(U32)))
+        terms[term] = (found[0], found[1], array(U32, entry.ids), array(U32, entry.tfs))
+    return Segment(top, None, columns, list(ui.convs.values()), terms)
+
+
+def _merged_terms(old: Lists, new: Lists, redefined: set[int]) -> Lists:
+    """Each term's postings of both segments, the older ones of a redefined stretch dropped."""
+    out: Lists = dict(new)
+    for term, four in old.items():
+        kept = _without(four, redefined)
+        if term not in out:
+            out[term] = kept
+            continue
+        out[term] = _joined(kept, out[term])
+    return {t: four for t, four in out.items() if four[0] or four[2]}
+
+
+def _without(four: Any, redefined: set[int]) -> Any:
+    ids, tfs, mine_ids, mine_tfs = four
+    a = [k for k, d in enumerate(ids) if d not in redefined]
+    b = [k for k, d in enumerate(mine_ids) if d not in redefined]
+    return (array(U32, (ids[k] for k in a)), array(U32, (tfs[k] for k in a)),
+            array(U32, (mine_ids[k] for k in b)), array(U32, (mine_tfs[k] for k in b)))  # fmt: skip
+
+
+def _joined(a: Any, b: Any) -> Any:
+    """Two segments' postings of a term (no stretch in both) as one, ids ascending."""
+    out = []
+    for ids_at, tfs_at in ((0, 1), (2, 3)):
+        pairs = sorted(zip([*a[ids_at], *b[ids_at]], [*a[tfs_at], *b[tfs_at]], strict=True))
+        out += [array(U32, (d for d, _ in pairs)), array(U32, (t for _, t in pairs))]
+    return tuple(out)
+
+
+def conv_meta(conv: Conv) -> list[Any]:
+    """What a segment keeps of a conversation (its stretches' ids follow, as arrays)."""
     last = conv.last
     return [conv.id, conv.name, conv.seq, conv.turns, len(conv.docs), conv.next_id,
             conv.block_end, conv.block, sorted(conv.redacted),
             [last.user, last.other, last.said, last.every, last.mine]]  # fmt: skip
 
 
-def dump(ui: UserIndex) -> bytes:
-    """`ui` as bytes for `load` (call under `ui.lock`, after a sync)."""
-    docs = ui.docs
-    convs = list(ui.convs.values())
-    meta = json.dumps([ui.user, [_conv_meta(c) for c in convs]], ensure_ascii=False,
-                      separators=(",", ":")).encode("utf-8", "surrogatepass")  # fmt: skip
-    ids = b"".join(_raw(c.docs) + _raw(c.firsts) for c in convs)
-    index, user_index = b"".join(flat.dump(ui.index)), b"".join(flat.dump(ui.user_index))
-    checked = b"".join((_raw(docs.conv), *(_raw(getattr(docs, c)) for c in _INT_COLUMNS),
-                        bytes(docs.dated), bytes(docs.alive), meta, ids))  # fmt: skip
-    header = _HEADER.pack(
-        _MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap, ui.next_block, ui.dead,
-        len(docs), len(meta), len(ids), len(index), len(user_index), zlib.crc32(checked),
-    )  # fmt: skip
-    return b"".join((header, checked, index, user_index))
+def _conv(meta: list[Any]) -> Conv:
+    cid, name, seq, turns, _k, next_id, block_end, block, redacted, last = meta
+    conv = Conv(int(cid), str(name), int(seq), int(turns))
+    conv.next_id, conv.block_end, conv.block = int(next_id), int(block_end), int(block)
+    conv.redacted = set(map(int, redacted))
+    user, other, said, every, mine = last
+    conv.last = Open(list(user), list(other), list(said), dict(every), dict(mine))
+    return conv
 
 
-def load(ui: UserIndex, data: bytes | memoryview) -> bool:
-    """Fill `ui` (new, empty) from `dump` bytes; False, `ui` left empty, if they are not bytes
-    of this version for this user, tokenizer and gap, or are damaged."""
-    view = memoryview(data)
-    try:
-        head = _HEADER.unpack_from(view)
-        magic, version, order, tokenizer, gap, next_block, dead, n, *sizes, crc = head
-        ours = (_MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap)
-        if (magic, version, order, tokenizer, gap) != ours:
-            return False
-        body = view[_HEADER.size :]
-        meta_size, ids_size, index_size, user_size = sizes
-        docs, at = _docs(body, n)
-        end = at + meta_size + ids_size
-        if end + index_size + user_size != len(body) or zlib.crc32(body[:end]) != crc:
-            return False
-        user, metas = json.loads(bytes(body[at : at + meta_size]).decode("utf-8", "surrogatepass"))
-        if user != ui.user:
-            return False
-        convs, _ = _convs(metas, body, at + meta_size)
-        index = flat.load(body[end : end + index_size])
-        user_index = flat.load(body[end + index_size :])
-    except (struct.error, ValueError, TypeError, KeyError, IndexError):
-        return False
-    ui.docs, ui.convs, ui.index, ui.user_index = docs, convs, index, user_index
-    ui.next_block, ui.dead = next_block, dead
-    ui.warmed = len(index)  # its long lists are grouped when a query first walks them
-    return True
+@dataclass
+class Parts:
+    """A user's segments, oldest first, assembled: which segment holds each stretch now."""
+
+    segments: list[tuple[int, Segment]]
+    top: int  # the ids any segment may hold: 0 to top - 1
+    stale: dict[int, set[int]]  # by segment: the stretches newer ones hold (again or anew)
+
+    @classmethod
+    def of(cls, segments: list[tuple[int, Segment]]) -> Parts:
+        top = max((s.next_block for _, s in segments), default=0)
+        stale: dict[int, set[int]] = {}
+        newer: set[int] = set()
+        for number, segment in reversed(segments):
+            stale[number] = set(newer)
+            if segment.ids is not None:
+                newer.update(segment.ids)
+            elif number != segments[0][0]:
+                raise ValueError("a dense segment after the oldest")
+        return cls(segments, top, stale)
+
+    def fill(self, ui: UserIndex, terms: Mapping[str, list[tuple[int, bytes]]]) -> None:
+        """Fill `ui` (new, empty) with the segments and `terms`' postings (each term's rows
+        as (segment, bytes)); ValueError, `ui` left empty, if they do not fit together."""
+        columns = self._columns()
+        docs = Docs()
+        for name in _COLUMNS[:-4]:
+            setattr(docs, name, columns[name])
+        docs.dated, docs.alive = bytearray(columns["dated"]), bytearray(columns["alive"])
+        convs: dict[int, Conv] = {}
+        for _number, segment in self.segments:  # oldest first: a newer one's conversation wins
+            convs.update((c.id, c) for c in segment.convs)
+        lists = {term: self._postings(rows) for term, rows in terms.items()}
+        ui.index = _index(columns["every"], {t: _one(p, 0) for t, p in lists.items()})
+        ui.user_index = _index(columns["mine"], {t: _one(p, 2) for t, p in lists.items()})
+        ui.docs, ui.convs = docs, convs
+        ui.next_block = self.top
+        ui.warmed = len(ui.index)
+
+    def _columns(self) -> dict[str, array[int]]:
+        """Each column over every id, the newest segment's value where several hold one."""
+        top, segments = self.top, self.segments
+        out = {}
+        for name in _COLUMNS:
+            first = segments[0][1] if segments else None
+            if first is not None and first.ids is None:  # dense: copied, then widened
+                column = array(_CODES[name], first.columns[name])
+                column.extend(_blank(name, top - len(column)))
+            else:
+                column = _blank(name, top)
+            for _number, segment in segments:
+                if segment.ids is not None:
+                    _scatter(column, segment.ids, segment.columns[name])
+            out[name] = column
+        return out
+
+    def _postings(self, rows: list[tuple[int, bytes]]) -> list[Four]:
+        """A term's rows as each segment's postings of the stretches it still holds."""
+        out = []
+        for number, data in sorted(rows, key=lambda r: r[0]):
+            four = read_term(data)
+            if any(a and a[-1] >= self.top for a in four[::2]):
+                raise ValueError("postings name a stretch no segment holds")
+            stale = self.stale.get(number)
+            if stale is None:
+                raise ValueError("postings of a segment not read")
+            if stale and not (stale.isdisjoint(four[0]) and stale.isdisjoint(four[2])):
+                four = _without(four, stale)
+            out.append(four)
+        return out
 
 
-def _docs(body: memoryview, n: int) -> tuple[Docs, int]:
-    docs = Docs()
-    docs.conv, at = flat.read_array("q", body, 0, n)
-    for column in _INT_COLUMNS:
-        values, at = flat.read_array("i", body, at, n)
-        setattr(docs, column, values)
-    if at + 2 * n > len(body):
-        raise ValueError("truncated")
-    docs.dated = bytearray(body[at : at + n])
-    docs.alive = bytearray(body[at + n : at + 2 * n])
-    return docs, at + 2 * n
+def _scatter(column: Any, ids: Iterable[int], values: Iterable[int]) -> None:
+    """column[ids[k]] = values[k] for each k, in one C-level pass."""
+    deque(map(column.__setitem__, ids, values), maxlen=0)
 
 
-def _convs(metas: list[Any], body: memoryview, at: int) -> tuple[dict[int, Conv], int]:
-    convs: dict[int, Conv] = {}
-    for cid, name, seq, turns, k, next_id, block_end, block, redacted, last in metas:
-        conv = Conv(int(cid), str(name), int(seq), int(turns))
-        conv.docs, at = flat.read_array("i", body, at, int(k))
-        conv.firsts, at = flat.read_array("i", body, at, int(k))
-        conv.next_id, conv.block_end, conv.block = int(next_id), int(block_end), int(block)
-        conv.redacted = set(map(int, redacted))
-        user, other, said, every, mine = last
-        conv.last = Open(list(user), list(other), list(said), dict(every), dict(mine))
-        convs[conv.id] = conv
-    return convs, at
+def _one(parts: list[Any], at: int) -> tuple[array[int], array[int]]:
+    """One index's postings of a term over its segments' parts (each ascending, no id in two
+    of them), ids ascending."""
+    ids, tfs = array(U32), array(U32)
+    ordered = True
+    for four in parts:
+        if ids and four[at] and four[at][0] < ids[-1]:
+            ordered = False
+        ids.extend(four[at])
+        tfs.extend(four[at + 1])
+    if not ordered:
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        ids, tfs = array(U32, map(ids.__getitem__, order)), array(U32, map(tfs.__getitem__, order))
+    return ids, tfs
+
+
+def _index(lengths: array[int], lists: Mapping[str, tuple[array[int], array[int]]]) -> Index:
+    """An index of the stretches `lengths` holds (the others `_ABSENT`), holding the postings
+    `lists` (the terms a query needs: its statistics are the whole index's)."""
+    index = Index()
+    absent = lengths.count(_ABSENT)
+    index._lengths = lengths
+    index._count, index._total_len = len(lengths) - absent, sum(lengths) - absent * _ABSENT
+    top = len(lengths) - 1
+    while top >= 0 and lengths[top] == _ABSENT:
+        top -= 1
+    index._top = top
+    index._postings = {t: Postings(ids, tfs, -1) for t, (ids, tfs) in lists.items() if ids}
+    return index
