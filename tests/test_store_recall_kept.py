@@ -11,18 +11,22 @@ import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from yait_byheart._retrieval import flat
 from yait_byheart._retrieval.bm25 import Index
 from yait_byheart.store import _user_index
+from yait_byheart.store import _user_kept as user_kept
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import test_store  # noqa: E402
 from test_store import Backend  # noqa: E402
-from test_store_recall import child, finish  # noqa: E402
+from test_store_recall import OWNER, WORDS, child, finish, write  # noqa: E402
 
 backend = test_store.backend
 FILLER = "we talked about the weather and the {k} train timetable again today"
@@ -227,3 +231,102 @@ def test_a_redacted_stretch_lends_nothing_to_the_stretches_beside_it(backend: Ba
         assert store.recall("locker code plumcrest", user="alice")
         finish(child(backend, [["redact", "notes", 0]]))
         assert store.recall("locker code plumcrest", user="alice") == []
+
+
+# -- the pieces: written by several store objects at once, read selectively --------------------
+
+
+def from_rows(b: Backend, query: str, user: str, budget: int = 100_000) -> list[Any]:
+    """What recall returns from an index built from the rows alone (nothing kept read or
+    written): what the kept pieces must give back."""
+    with b.store() as store, mock.patch.object(user_kept, "save", lambda *_: None):
+        store._recaller._user(user).loadable = False
+        return store.recall(query, user=user, budget=budget)
+
+
+def loaded(b: Backend, query: str, user: str, budget: int = 100_000) -> list[Any]:
+    """What recall returns through a new store object (the kept pieces loaded)."""
+    with b.store() as store:
+        found = store.recall(query, user=user, budget=budget)
+        assert store._recaller._users[user].fresh is not None  # the pieces were loaded
+        return found
+
+
+def test_two_processes_saving_and_merging_at_once_keep_a_correct_index(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(backend, convs=2, turns=4)
+    assert loaded(backend, "the 1x3 train timetable", "alice")
+    # Each process appends to a conversation of its own and recalls after each turn, each
+    # recall saving what it indexed (SAVE_AFTER=1 in the children too) and merging segments.
+    ops = {w: [op for k in range(12) for op in (
+        ["append", f"alice-{w}", "alice", "user", f"the {w}{k} lantern festival in {w}town"],
+        ["recall", "alice", f"{w}{k} lantern festival"],
+    )] for w in ("left", "right")}  # fmt: skip
+    monkeypatch.setenv("BYHEART_TEST_SAVE_AFTER", "1")
+    procs = [child(backend, ops[w]) for w in ops]
+    for proc in procs:
+        finish(proc)
+    for query in ("lantern festival lefttown", "right7 lantern", "the 0x1 train timetable"):
+        assert loaded(backend, query, "alice") == from_rows(backend, query, "alice")
+    saved = pieces(backend, "alice")
+    assert 1 <= len(saved["recall_segments"]) <= 6  # merged as they came, not one a save
+    (version,) = saved["recall_users"][0]
+    assert version > 2  # both wrote, one at a time
+
+
+def test_a_user_sharing_terms_with_another_gets_only_their_own_from_the_pieces(
+    backend: Backend,
+) -> None:
+    with backend.store() as store:
+        for k in range(10):
+            store.open(f"a{k % 2}", user="alice").append("user", f"the lighthouse keeper {k}")
+            store.open(f"b{k % 2}", user="bob").append(
+                "user", f"the lighthouse password is zebrafinch{k}"
+            )
+        assert store.recall("lighthouse", user="alice") and store.recall("lighthouse", user="bob")
+    assert b"zebrafinch" not in (kept(backend, "alice") or b"")
+    assert b"zebrafinch" in (kept(backend, "bob") or b"")
+    found = loaded(backend, "lighthouse password zebrafinch3", "alice")
+    assert found and "zebrafinch" not in json.dumps(found)
+    assert found == from_rows(backend, "lighthouse password zebrafinch3", "alice")
+
+
+def test_rows_another_process_wrote_after_the_pieces_are_followed(backend: Backend) -> None:
+    fill(backend)
+    assert loaded(backend, "the 1x3 train timetable", "alice")
+    writes = [["append", "alice-1", "alice", "user", "we moved the quokka cage"]]
+    writes += [["append", f"alice-{k}", "alice", "assistant", f"noted {k}"] for k in range(3)]
+    finish(child(backend, writes))  # fewer turns than a save needs: the pieces lack them
+    found = loaded(backend, "quokka cage", "alice")
+    assert found and "quokka" in found[0]["text"]
+    assert found == from_rows(backend, "quokka cage", "alice")
+
+
+# A property: whatever two store objects write, a new store object recalls what an index built
+# from the rows recalls (the pieces saved after every step: SAVE_AFTER 1).
+PIECE_OPS = st.lists(st.one_of(
+    st.tuples(st.just("append"), st.sampled_from(["a0", "a1", "b0"]), st.sampled_from(WORDS)),
+    st.tuples(st.just("redact"), st.sampled_from(["a0", "a1"]), st.integers(0, 4)),
+    st.tuples(st.just("delete"), st.sampled_from(["a1", "b0"]), st.just("")),
+    st.tuples(st.just("recall"), st.just("a"), st.sampled_from(WORDS)),
+), max_size=25)  # fmt: skip
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=PIECE_OPS)
+def test_a_new_store_object_recalls_what_the_rows_say(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, Any]]
+) -> None:
+    b = Backend("sqlite", str(tmp_path_factory.mktemp("p") / "c.db"))
+    model: dict[str, list[str | None]] = {}
+    with mock.patch.object(user_kept, "SAVE_AFTER", 1), b.store() as one, b.store() as two:
+        for serial, (op, name, arg) in enumerate(ops):
+            if op != "recall":
+                write((one, two)[serial % 2], model, op, name, arg, serial, OWNER[name])
+                continue
+            (one, two)[serial % 2].recall(arg, user="a")  # a handle's own index saves
+            query = f"{arg} and some words"
+            assert loaded(b, query, "a", 400) == from_rows(b, query, "a", 400)

@@ -41,10 +41,11 @@ from ._user_index import Conv, Docs, Open, UserIndex
 _MAGIC = b"BHUS"
 # Bump when what `Segment.dump` writes, or how a `UserIndex` indexes a stretch, changes: older
 # pieces are then ignored (and the next recall rebuilds from the rows and writes them again).
-VERSION = 2
+VERSION = 3
 # magic, VERSION, byte order, tokenizer id, gap, next_block, stretches (all ids when dense),
-# dense, conversations' JSON bytes, their id arrays' bytes, CRC-32 of what follows
-_HEADER = struct.Struct("<4sIBIIIIBIII")
+# dense, conversations' JSON bytes, their id arrays' bytes, CRC-32 of what follows; then,
+# for a dense segment, each index's stretches, their lengths' sum and the shortest (`Stats`)
+_HEADER = struct.Struct("<4sIBIIIIBIIIIQIIQI")
 _TERM = struct.Struct("<III")  # postings in both indexes; the CRC-32 of the arrays
 _ORDER = 0 if sys.byteorder == "little" else 1  # arrays are kept in the machine's order
 _ABSENT = 0xFFFFFFFF  # the length of a stretch an index does not hold (see `Inverted`)
@@ -56,6 +57,7 @@ _CODES = {"conv": "q", **dict.fromkeys(_INT_COLUMNS, "i"), "dated": "B", "alive"
 Four = tuple["array[int]", "array[int]", "array[int]", "array[int]"]  # ids, tfs; the user's
 Lists = dict[str, Four]
 Counts = tuple[Mapping[str, int], Mapping[str, int]]
+Stats = tuple[int, int, int]  # an index's stretches, their lengths' sum, the shortest (0: none)
 
 
 @dataclass
@@ -70,6 +72,7 @@ class Segment:
     columns: dict[str, array[int]]  # conv, the int columns, dated, alive, every, mine
     convs: list[Conv]
     terms: Lists = field(default_factory=dict)
+    stats: tuple[Stats, Stats] = ((0, 0, 0), (0, 0, 0))  # a dense segment's, both indexes
 
     def held(self) -> array[int]:
         """The ids of the stretches the segment holds, ascending."""
@@ -98,9 +101,10 @@ class Segment:
         ids = b"" if dense or self.ids is None else self.ids.tobytes()
         body = b"".join((ids, *(columns[c].tobytes() for c in _COLUMNS), meta, arrays))
         n = self.next_block if dense else len(self.held())
+        stats = (_stats(columns["every"]), _stats(columns["mine"])) if dense else self.stats
         head = _HEADER.pack(_MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap,
                             self.next_block, n, dense, len(meta), len(arrays),
-                            zlib.crc32(body))  # fmt: skip
+                            zlib.crc32(body), *stats[0], *stats[1])  # fmt: skip
         return head + body
 
     def merged_into(self, newer: Segment) -> Segment:
@@ -178,7 +182,7 @@ def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
         head = _HEADER.unpack_from(view)
     except struct.error:
         raise ValueError("truncated") from None
-    magic, version, order, tokenizer, gap, top, n, dense, meta_size, arrays_size, crc = head
+    magic, version, order, tokenizer, gap, top, n, dense, meta_size, arrays_size, crc = head[:11]
     if (magic, version, order, tokenizer, gap) != (
         _MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap,
     ):  # fmt: skip
@@ -203,7 +207,15 @@ def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
         conv.docs, at = read_array("i", body, at, k)
         conv.firsts, at = read_array("i", body, at, k)
         convs.append(conv)
-    return Segment(top, ids, columns, convs)
+    stats = (tuple(head[11:14]), tuple(head[14:17]))
+    return Segment(top, ids, columns, convs, stats=stats)
+
+
+def _stats(lengths: array[int]) -> Stats:
+    """How many stretches `lengths` holds, their lengths' sum, the shortest (a write's cost)."""
+    absent = lengths.count(_ABSENT)
+    count = len(lengths) - absent
+    return count, sum(lengths) - absent * _ABSENT, min(lengths) if count else 0
 
 
 def new_segment(ui: UserIndex, fresh: Mapping[int, Counts], convs: Iterable[Conv]) -> Segment:
@@ -324,7 +336,7 @@ class Parts:
     def fill(self, ui: UserIndex, terms: Mapping[str, list[tuple[int, bytes]]]) -> None:
         """Fill `ui` (new, empty) with the segments and `terms`' postings (each term's rows
         as (segment, bytes)); ValueError, `ui` left empty, if they do not fit together."""
-        columns = self._columns()
+        columns, stats = self._columns()
         docs = Docs()
         for name in _COLUMNS[:-4]:
             setattr(docs, name, columns[name])
@@ -333,28 +345,38 @@ class Parts:
         for _number, segment in self.segments:  # oldest first: a newer one's conversation wins
             convs.update((c.id, c) for c in segment.convs)
         lists = {term: self._postings(rows) for term, rows in terms.items()}
-        ui.index = _index(columns["every"], {t: _one(p, 0) for t, p in lists.items()})
-        ui.user_index = _index(columns["mine"], {t: _one(p, 2) for t, p in lists.items()})
+        for name, at in (("every", 0), ("mine", 2)):
+            index = _index(columns[name], stats[name], {t: _one(p, at) for t, p in lists.items()})
+            if name == "every":
+                ui.index = index
+            else:
+                ui.user_index = index
         ui.docs, ui.convs = docs, convs
         ui.next_block = self.top
         ui.warmed = len(ui.index)
 
-    def _columns(self) -> dict[str, array[int]]:
-        """Each column over every id, the newest segment's value where several hold one."""
+    def _columns(self) -> tuple[dict[str, array[int]], dict[str, Stats]]:
+        """Each column over every id, the newest segment's value where several hold one;
+        each index's `Stats` (kept by the dense segment, followed through the others)."""
         top, segments = self.top, self.segments
-        out = {}
+        first = segments[0][1] if segments else None
+        dense = first is not None and first.ids is None
+        out, stats = {}, {}
         for name in _COLUMNS:
-            first = segments[0][1] if segments else None
-            if first is not None and first.ids is None:  # dense: copied, then widened
+            if first is not None and dense:  # copied, then widened
                 column = array(_CODES[name], first.columns[name])
                 column.extend(_blank(name, top - len(column)))
             else:
                 column = _blank(name, top)
+            held = first.stats[name == "mine"] if first is not None and dense else (0, 0, 0)
             for _number, segment in segments:
-                if segment.ids is not None:
-                    _scatter(column, segment.ids, segment.columns[name])
-            out[name] = column
-        return out
+                if segment.ids is None:
+                    continue
+                if name in ("every", "mine"):
+                    held = _restated(held, column, segment.ids, segment.columns[name])
+                _scatter(column, segment.ids, segment.columns[name])
+            out[name], stats[name] = column, held
+        return out, stats
 
     def _postings(self, rows: list[tuple[int, bytes]]) -> list[Four]:
         """A term's rows as each segment's postings of the stretches it still holds."""
@@ -393,13 +415,30 @@ def _one(parts: list[Any], at: int) -> tuple[array[int], array[int]]:
     return ids, tfs
 
 
-def _index(lengths: array[int], lists: Mapping[str, tuple[array[int], array[int]]]) -> Index:
+def _restated(held: Stats, column: array[int], ids: array[int], values: array[int]) -> Stats:
+    """`held` once `ids` take `values` in `column` (before they do): a few stretches a save.
+    A stretch replaced may have been the shortest: the shortest kept then stays a lower
+    bound (what the pruning needs), as an index's own does until it is next asked for."""
+    count, total, shortest = held
+    for doc, new in zip(ids, values, strict=True):
+        old = column[doc]
+        if old != _ABSENT:
+            count, total = count - 1, total - old
+        if new != _ABSENT:
+            count, total = count + 1, total + new
+            shortest = new if count == 1 or new < shortest else shortest
+    return count, total, shortest if count else 0
+
+
+def _index(
+    lengths: array[int], stats: Stats, lists: Mapping[str, tuple[array[int], array[int]]]
+) -> Index:
     """An index of the stretches `lengths` holds (the others `_ABSENT`), holding the postings
-    `lists` (the terms a query needs: its statistics are the whole index's)."""
+    `lists` (the terms a query needs: its statistics, `stats`, are the whole index's)."""
     index = Index()
-    absent = lengths.count(_ABSENT)
     index._lengths = lengths
-    index._count, index._total_len = len(lengths) - absent, sum(lengths) - absent * _ABSENT
+    index._count, index._total_len, shortest = stats
+    index._min_len = shortest if index._count else None
     top = len(lengths) - 1
     while top >= 0 and lengths[top] == _ABSENT:
         top -= 1
