@@ -346,9 +346,14 @@ class UserIndex:
             self._feed[doc] = "\n".join(words.said)
 
     def _unindex(self, doc: int, words: Open) -> None:
-        self.index.remove(doc, words.every)
-        if doc in self.user_index:
-            self.user_index.remove(doc, words.mine)
+        # The open stretch, indexed again at once with more words (so at least as long): the
+        # shortest length so far stays a bound for the pruning, not found again by a scan of
+        # every stretch's length (one per request, for an index loaded from the store).
+        for index, counts in ((self.index, words.every), (self.user_index, words.mine)):
+            if doc in index:
+                shortest = index._min_len
+                index.remove(doc, counts)
+                index._min_len = shortest
         self.docs.alive[doc] = 0
         self._forget(doc)
 

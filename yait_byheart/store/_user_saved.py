@@ -26,10 +26,12 @@ import struct
 import sys
 import zlib
 from array import array
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
+from operator import not_
 from typing import Any
 
 from .._retrieval.bm25 import Index
@@ -41,7 +43,7 @@ from ._user_index import Conv, Docs, Open, UserIndex
 _MAGIC = b"BHUS"
 # Bump when what `Segment.dump` writes, or how a `UserIndex` indexes a stretch, changes: older
 # pieces are then ignored (and the next recall rebuilds from the rows and writes them again).
-VERSION = 3
+VERSION = 4
 # magic, VERSION, byte order, tokenizer id, gap, next_block, stretches (all ids when dense),
 # dense, conversations' JSON bytes, their id arrays' bytes, CRC-32 of what follows; then,
 # for a dense segment, each index's stretches, their lengths' sum and the shortest (`Stats`)
@@ -278,11 +280,13 @@ def _merged_terms(old: Lists, new: Lists, redefined: set[int]) -> Lists:
 
 
 def _without(four: Any, redefined: set[int]) -> Any:
-    ids, tfs, mine_ids, mine_tfs = four
-    a = [k for k, d in enumerate(ids) if d not in redefined]
-    b = [k for k, d in enumerate(mine_ids) if d not in redefined]
-    return (array(U32, (ids[k] for k in a)), array(U32, (tfs[k] for k in a)),
-            array(U32, (mine_ids[k] for k in b)), array(U32, (mine_tfs[k] for k in b)))  # fmt: skip
+    """A term's postings in a segment (both indexes) without the stretches `redefined`."""
+    out = []
+    for ids, tfs in (four[:2], four[2:]):
+        keep = list(map(redefined.__contains__, ids))  # C-level passes: lists are long
+        out += [array(U32, compress(ids, map(not_, keep))),
+                array(U32, compress(tfs, map(not_, keep)))]  # fmt: skip
+    return tuple(out)
 
 
 def _joined(a: Any, b: Any) -> Any:
@@ -363,8 +367,8 @@ class Parts:
         dense = first is not None and first.ids is None
         out, stats = {}, {}
         for name in _COLUMNS:
-            if first is not None and dense:  # copied, then widened
-                column = array(_CODES[name], first.columns[name])
+            if first is not None and dense:  # taken (the segment is read for this load alone)
+                column = first.columns[name]
                 column.extend(_blank(name, top - len(column)))
             else:
                 column = _blank(name, top)
@@ -401,17 +405,20 @@ def _scatter(column: Any, ids: Iterable[int], values: Iterable[int]) -> None:
 
 def _one(parts: list[Any], at: int) -> tuple[array[int], array[int]]:
     """One index's postings of a term over its segments' parts (each ascending, no id in two
-    of them), ids ascending."""
-    ids, tfs = array(U32), array(U32)
-    ordered = True
-    for four in parts:
-        if ids and four[at] and four[at][0] < ids[-1]:
-            ordered = False
-        ids.extend(four[at])
-        tfs.extend(four[at + 1])
-    if not ordered:
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        ids, tfs = array(U32, map(ids.__getitem__, order)), array(U32, map(tfs.__getitem__, order))
+    of them), ids ascending: the longest part, the others' few postings put in place."""
+    parts = sorted(parts, key=lambda four: -len(four[at]))
+    ids, tfs = (
+        array(U32, parts[0][at] if parts else ()),
+        array(U32, parts[0][at + 1] if parts else ()),
+    )
+    rest = [(d, t) for four in parts[1:] for d, t in zip(four[at], four[at + 1], strict=True)]
+    if len(rest) > 64:  # many: sorted once
+        pairs = sorted([*zip(ids, tfs, strict=True), *rest])
+        return array(U32, (d for d, _ in pairs)), array(U32, (t for _, t in pairs))
+    for doc, tf in rest:
+        i = bisect_left(ids, doc)
+        ids.insert(i, doc)
+        tfs.insert(i, tf)
     return ids, tfs
 
 
