@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from yait_byheart._retrieval import flat
 from yait_byheart._retrieval.bm25 import Index
-from yait_byheart.store import _user_index
+from yait_byheart.store import SCHEMA_VERSION, _user_index
 from yait_byheart.store import _user_kept as user_kept
 
 HERE = Path(__file__).resolve().parent
@@ -330,3 +330,22 @@ def test_a_new_store_object_recalls_what_the_rows_say(
             (one, two)[serial % 2].recall(arg, user="a")  # a handle's own index saves
             query = f"{arg} and some words"
             assert loaded(b, query, "a", 400) == from_rows(b, query, "a", 400)
+
+
+def test_a_schema_5_store_upgrades_dropping_the_one_blob_index(backend: Backend) -> None:
+    fill(backend)
+    prefix = "" if backend.kind == "sqlite" else "{s}."
+    for table in PIECES:
+        backend.sql(f"DROP TABLE {prefix}{table}")
+    backend.sql(f"CREATE TABLE {prefix}recall_index (user_id TEXT PRIMARY KEY, data BYTEA)"
+                if backend.kind != "sqlite" else
+                "CREATE TABLE recall_index (user_id TEXT PRIMARY KEY, data BLOB)")  # fmt: skip
+    backend.sql(f"INSERT INTO {prefix}recall_index VALUES (%s, %s)", ("alice", b"BHUI old"))
+    backend.sql(f"UPDATE {prefix}meta SET value = '5' WHERE key = 'schema_version'")
+    with backend.store() as store:  # upgraded as it opens
+        assert store.recall("the 1x3 train timetable", user="alice")
+    tables = select(backend, "SELECT value FROM {s}meta WHERE key = 'schema_version'")
+    assert tables == [(str(SCHEMA_VERSION),)] and SCHEMA_VERSION == 6
+    assert kept(backend, "alice") is not None  # the pieces written by that first recall
+    with pytest.raises(Exception, match="recall_index"):
+        select(backend, "SELECT * FROM {s}recall_index")

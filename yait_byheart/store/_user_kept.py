@@ -49,7 +49,7 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
         return
     ui.version = int(row[0])  # a full write replaces what is kept, however damaged
     try:
-        rows = conn.execute(q["recall_segments"], (ui.user,)).fetchall()
+        rows = store._dialect.read_rows(conn, q["recall_segments"], (ui.user,))
         segments = [(int(n), user_saved.load_segment(ui, bytes(data))) for n, _, data in rows]
         parts = user_saved.Parts.of(segments)
         parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms))
@@ -69,14 +69,14 @@ def _postings(
     """Each of `terms`' rows (every term's if None) as (segment, bytes), by term."""
     dialect = store._dialect
     if terms is None:
-        rows = conn.execute(dialect.sql["recall_every_term"], (user,)).fetchall()
+        rows = dialect.read_rows(conn, dialect.sql["recall_every_term"], (user,))
     else:
         keys = sorted(t.encode("utf-8", "surrogatepass") for t in terms)
         rows = []
         for at in range(0, len(keys), _CHUNK):
             chunk = keys[at : at + _CHUNK]
             sql = vectors_in(dialect.sql, len(chunk), dialect.param, "recall_terms_in")
-            rows += conn.execute(sql, (user, *chunk)).fetchall()
+            rows += dialect.read_rows(conn, sql, (user, *chunk))
     out: dict[str, list[tuple[int, bytes]]] = {}
     for term, seg, data in rows:
         out.setdefault(bytes(term).decode("utf-8", "surrogatepass"), []).append(
@@ -164,10 +164,12 @@ def _write(
 def _read(store: StoreCore, conn: Any, ui: UserIndex, number: int) -> user_saved.Segment:
     """Segment `number` of the user, with every term's postings (for a merge)."""
     q = store._dialect.sql
-    row = conn.execute(q["recall_segment"], (ui.user, number)).fetchone()
+    row = store._dialect.read_row(conn, q["recall_segment"], (ui.user, number))
     if row is None:
         raise ValueError("a segment read is gone")
     segment = user_saved.load_segment(ui, bytes(row[0]))
-    for term, _seg, data in conn.execute(q["recall_segment_terms"], (ui.user, number)):
+    for term, _seg, data in store._dialect.read_rows(
+        conn, q["recall_segment_terms"], (ui.user, number)
+    ):
         segment.terms[bytes(term).decode("utf-8", "surrogatepass")] = user_saved.read_term(data)
     return segment
