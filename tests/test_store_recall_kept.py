@@ -17,8 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yait_byheart._retrieval import flat
+from yait_byheart import Memory
+from yait_byheart._retrieval import flat, head
 from yait_byheart._retrieval.bm25 import Index
+from yait_byheart._retrieval.postings import Postings, banded
 from yait_byheart.store import SCHEMA_VERSION, _user_index
 from yait_byheart.store import _user_kept as user_kept
 
@@ -349,3 +351,39 @@ def test_a_schema_5_store_upgrades_dropping_the_one_blob_index(backend: Backend)
     assert kept(backend, "alice") is not None  # the pieces written by that first recall
     with pytest.raises(Exception, match="recall_index"):
         select(backend, "SELECT * FROM {s}recall_index")
+
+
+def test_long_lists_load_grouped_as_the_head_walks_them(backend: Backend) -> None:
+    mem = Memory()
+    for k in range(700):  # a stretch per exchange: 700 hold "harbor", in groups of tf, length
+        mem.append("user", f"the harbor ferry number {k} " + "words and more " * (30 + k % 13))
+        mem.append("assistant", "harbor noted " * (1 + k % 3) + "filler text " * 30)
+    with backend.store() as store:
+        store.import_("big", mem.to_dict(), user="alice")
+        assert store.recall("harbor ferry", user="alice")  # written whole, the list grouped
+    with mock.patch.object(user_kept, "SAVE_AFTER", 1), backend.store() as store:
+        live = store.open("big", user="alice")
+        live.append("user", "the harbor ferry again " * 20)
+        live.append("assistant", "harbor harbor")
+        live.append("user", "and one more harbor " * 30)
+        assert store.recall("harbor ferry", user="alice")  # a newer segment: what changed
+    assert len(pieces(backend, "alice")["recall_segments"]) == 2
+    grouped_here: list[int] = []  # the lists a load left for the head walk to group
+
+    def bands_of(entry: Postings, lengths: Any) -> Any:
+        if entry.bands is None:
+            grouped_here.append(len(entry.ids))
+        return banded(entry, lengths)
+
+    with backend.store() as store, mock.patch.object(head, "bands_of", bands_of):
+        found = store.recall("harbor ferry", user="alice")
+        assert grouped_here == []
+        index = store._recaller._users["alice"].index
+        entry = index._postings["harbor"]
+        assert isinstance(entry, Postings) and entry.bands is not None  # loaded grouped
+        kept_groups = {tf: (list(b.lengths), [sorted(g) for g in b.groups])
+                       for tf, b in entry.bands.items()}  # fmt: skip
+        again = banded(Postings(entry.ids, entry.tfs, -1), index._lengths)
+        assert kept_groups == {tf: (list(b.lengths), [sorted(g) for g in b.groups])
+                               for tf, b in again.items()}  # fmt: skip
+    assert found == from_rows(backend, "harbor ferry", "alice", 6_000)

@@ -148,10 +148,13 @@ def _write(
         segments.pop()
         conn.execute(q["drop_recall_segment"], (user, older))
         conn.execute(q["drop_recall_segment_terms"], (user, older))
-    data = segment.dump(ui, dense=not segments)  # the oldest: most of the index, copied
-    conn.execute(q["put_recall_segment"], (user, number, len(segment), data))
-    rows = [(user, t.encode("utf-8", "surrogatepass"), number, user_saved.term_bytes(four))
-            for t, four in segment.terms.items()]  # fmt: skip
+    dense = not segments  # the oldest: most of the index, copied by a load
+    conn.execute(q["put_recall_segment"], (user, number, len(segment), segment.dump(ui, dense)))
+    lengths = segment.lengths() if dense else None
+    rows = [
+        (user, t.encode("utf-8", "surrogatepass"), number, user_saved.term_bytes(four, lengths))
+        for t, four in segment.terms.items()
+    ]
     cur = conn.cursor()
     try:
         cur.executemany(q["put_recall_term"], rows)

@@ -37,18 +37,19 @@ from typing import Any
 from .._retrieval.bm25 import Index
 from .._retrieval.codec import U32
 from .._retrieval.flat import read_array
-from .._retrieval.postings import Postings
-from ._user_index import Conv, Docs, Open, UserIndex
+from .._retrieval.postings import Band, Bands, Postings, banded
+from ._user_index import WARM_FROM, Conv, Docs, Open, UserIndex
 
 _MAGIC = b"BHUS"
 # Bump when what `Segment.dump` writes, or how a `UserIndex` indexes a stretch, changes: older
 # pieces are then ignored (and the next recall rebuilds from the rows and writes them again).
-VERSION = 4
+VERSION = 5
 # magic, VERSION, byte order, tokenizer id, gap, next_block, stretches (all ids when dense),
 # dense, conversations' JSON bytes, their id arrays' bytes, CRC-32 of what follows; then,
 # for a dense segment, each index's stretches, their lengths' sum and the shortest (`Stats`)
 _HEADER = struct.Struct("<4sIBIIIIBIIIIQIIQI")
-_TERM = struct.Struct("<III")  # postings in both indexes; the CRC-32 of the arrays
+# postings in both indexes, their grouped lists' bytes (0: none kept); the CRC-32 of the rest
+_TERM = struct.Struct("<IIIII")
 _ORDER = 0 if sys.byteorder == "little" else 1  # arrays are kept in the machine's order
 _ABSENT = 0xFFFFFFFF  # the length of a stretch an index does not hold (see `Inverted`)
 _INT_COLUMNS = ("first_turn", "first_piece", "last_turn", "last_piece", "size", "day_lo",
@@ -109,6 +110,11 @@ class Segment:
                             zlib.crc32(body), *stats[0], *stats[1])  # fmt: skip
         return head + body
 
+    def lengths(self) -> tuple[array[int], array[int]]:
+        """Each index's length of every stretch id up to `next_block` (dense)."""
+        columns = _dense(self)
+        return columns["every"], columns["mine"]
+
     def merged_into(self, newer: Segment) -> Segment:
         """One segment holding this one's stretches and `newer`'s, `newer`'s where both do."""
         old, new = self.sparse(), newer.sparse()
@@ -151,18 +157,33 @@ def _blank(name: str, size: int) -> array[int]:
     return column
 
 
-def term_bytes(lists: Four) -> bytes:
-    """A term's postings in a segment (both indexes) as one row's bytes."""
+def term_bytes(lists: Four, lengths: tuple[array[int], array[int]] | None = None) -> bytes:
+    """A term's postings in a segment (both indexes) as one row's bytes; with the dense
+    segment's `lengths` (both indexes), each list long enough to be walked in groups
+    (`_user_index.WARM_FROM`) also grouped as `Index.head` walks it (`postings.banded`), so a
+    request loading it does not group it again."""
     ids, tfs, mine_ids, mine_tfs = lists
-    body = b"".join((ids.tobytes(), tfs.tobytes(), mine_ids.tobytes(), mine_tfs.tobytes()))
-    return _TERM.pack(len(ids), len(mine_ids), zlib.crc32(body)) + body
+    bands = [b"", b""]
+    if lengths is not None:
+        for k, (held, counts) in enumerate(((ids, tfs), (mine_ids, mine_tfs))):
+            if len(held) >= WARM_FROM:
+                bands[k] = _bands_bytes(held, counts, lengths[k])
+    body = b"".join((ids.tobytes(), tfs.tobytes(), mine_ids.tobytes(), mine_tfs.tobytes(),
+                     *bands))  # fmt: skip
+    head = _TERM.pack(len(ids), len(mine_ids), len(bands[0]), len(bands[1]), zlib.crc32(body))
+    return head + body
 
 
 def read_term(data: bytes | memoryview) -> Four:
-    """`term_bytes` back; ValueError if they are not such bytes."""
+    """`term_bytes` back (without the groups); ValueError if they are not such bytes."""
+    return read_term_grouped(data)[0]
+
+
+def read_term_grouped(data: bytes | memoryview) -> tuple[Four, list[memoryview]]:
+    """`term_bytes` back, with each index's grouped list as bytes (empty: none kept)."""
     view = memoryview(data)
     try:
-        n, m, crc = _TERM.unpack_from(view)
+        n, m, every_size, mine_size, crc = _TERM.unpack_from(view)
     except struct.error:
         raise ValueError("truncated") from None
     if zlib.crc32(view[_TERM.size :]) != crc:
@@ -171,9 +192,46 @@ def read_term(data: bytes | memoryview) -> Four:
     tfs, at = read_array(U32, view, at, n)
     mine_ids, at = read_array(U32, view, at, m)
     mine_tfs, at = read_array(U32, view, at, m)
-    if at != len(view):
+    if at + every_size + mine_size != len(view):
         raise ValueError("the parts do not match")
-    return ids, tfs, mine_ids, mine_tfs
+    grouped = [view[at : at + every_size], view[at + every_size :]]
+    return (ids, tfs, mine_ids, mine_tfs), grouped
+
+
+def _bands_bytes(ids: array[int], tfs: array[int], lengths: array[int]) -> bytes:
+    """A list grouped by tf, then document length (`postings.banded`): per tf its count of
+    groups, the groups' lengths and sizes; then every group's ids, in that order."""
+    entry = Postings(ids, tfs, -1)
+    head, sizes, order = array(U32), array(U32), array(U32)
+    for tf, band in banded(entry, lengths).items():
+        head.extend((tf, len(band.lengths)))
+        head.extend(band.lengths)
+        sizes.extend(map(len, band.groups))
+        for group in band.groups:
+            order.extend(group)
+    return b"".join((struct.pack("<II", len(head), len(sizes)), head.tobytes(), sizes.tobytes(),
+                     order.tobytes()))  # fmt: skip
+
+
+def _bands(data: memoryview) -> Bands:
+    """`_bands_bytes` back: each tf's `Band`, its groups slices of one array."""
+    n_head, n_groups = struct.unpack_from("<II", data)
+    head, at = read_array(U32, data, 8, n_head)
+    sizes, at = read_array(U32, data, at, n_groups)
+    ids, at = read_array(U32, data, at, sum(sizes))
+    if at != len(data):
+        raise ValueError("the groups do not match")
+    out: Bands = {}
+    k = g = start = 0
+    while k < len(head):
+        tf, count = head[k], head[k + 1]
+        band = out[tf] = Band()
+        band.lengths = head[k + 2 : k + 2 + count]
+        for size in sizes[g : g + count]:
+            band.groups.append(ids[start : start + size])
+            start += size
+        k, g = k + 2 + count, g + count
+    return out
 
 
 def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
@@ -350,7 +408,13 @@ class Parts:
             convs.update((c.id, c) for c in segment.convs)
         lists = {term: self._postings(rows) for term, rows in terms.items()}
         for name, at in (("every", 0), ("mine", 2)):
-            index = _index(columns[name], stats[name], {t: _one(p, at) for t, p in lists.items()})
+            index = _index(columns[name], stats[name],
+                           {t: _one(p.parts, at) for t, p in lists.items()})  # fmt: skip
+            for t, found in lists.items():
+                entry = index._postings.get(t)
+                if found.kept is not None and found.groups[at // 2] and entry is not None:
+                    assert isinstance(entry, Postings)
+                    entry.bands = found.grouped(at, columns[name])
             if name == "every":
                 ui.index = index
             else:
@@ -382,20 +446,58 @@ class Parts:
             out[name], stats[name] = column, held
         return out, stats
 
-    def _postings(self, rows: list[tuple[int, bytes]]) -> list[Four]:
-        """A term's rows as each segment's postings of the stretches it still holds."""
-        out = []
+    def _postings(self, rows: list[tuple[int, bytes]]) -> _Term:
+        """A term's rows as each segment's postings of the stretches it still holds, and the
+        dense segment's grouped lists if it kept them."""
+        term = _Term([], None, [], set())
+        dense = self.segments[0][0] if self.segments and self.segments[0][1].ids is None else -1
         for number, data in sorted(rows, key=lambda r: r[0]):
-            four = read_term(data)
+            four, grouped = read_term_grouped(data)
             if any(a and a[-1] >= self.top for a in four[::2]):
                 raise ValueError("postings name a stretch no segment holds")
             stale = self.stale.get(number)
             if stale is None:
                 raise ValueError("postings of a segment not read")
+            if number == dense and (grouped[0] or grouped[1]):
+                term.kept, term.groups, term.stale = four, grouped, stale
+            elif number != dense:
+                term.newer.append(four)
             if stale and not (stale.isdisjoint(four[0]) and stale.isdisjoint(four[2])):
                 four = _without(four, stale)
-            out.append(four)
-        return out
+            term.parts.append(four)
+        return term
+
+
+@dataclass
+class _Term:
+    """A term's postings as a load reads them: each segment's (`parts`, stale ones dropped);
+    the dense segment's as kept (`kept`, None if it kept no grouped list) with its grouped
+    lists and the stretches newer segments hold; the newer segments' postings."""
+
+    parts: list[Four]
+    kept: Four | None
+    newer: list[Four]
+    stale: set[int]
+    groups: list[memoryview] = field(default_factory=list)
+
+    def grouped(self, at: int, lengths: array[int]) -> Bands:
+        """The index's (`at`: 0 every word, 2 the user's) grouped list of the term: the dense
+        segment's, less the stretches newer segments hold, plus theirs (a few each)."""
+        assert self.kept is not None
+        bands = _bands(self.groups[at // 2])
+        ids, tfs = self.kept[at], self.kept[at + 1]
+        for doc in self.stale:
+            i = bisect_left(ids, doc)
+            if i < len(ids) and ids[i] == doc:
+                band = bands[tfs[i]]
+                k = next(k for k, group in enumerate(band.groups) if doc in group)
+                band.drop(band.lengths[k], doc)
+        for four in self.newer:
+            for doc, tf in zip(four[at], four[at + 1], strict=True):
+                if tf not in bands:
+                    bands[tf] = Band()
+                bands[tf].put(lengths[doc], doc)
+        return {tf: band for tf, band in bands.items() if band.lengths}
 
 
 def _scatter(column: Any, ids: Iterable[int], values: Iterable[int]) -> None:
