@@ -387,3 +387,19 @@ def test_long_lists_load_grouped_as_the_head_walks_them(backend: Backend) -> Non
         assert kept_groups == {tf: (list(b.lengths), [sorted(g) for g in b.groups])
                                for tf, b in again.items()}  # fmt: skip
     assert found == from_rows(backend, "harbor ferry", "alice", 6_000)
+
+
+def test_a_store_object_asked_other_terms_than_it_loaded_answers_them_too(
+    backend: Backend,
+) -> None:
+    fill(backend)
+    with backend.store() as store:
+        store.open("pets", user="alice").append("user", "the quokka sleeps in the garden shed")
+    assert loaded(backend, "train timetable", "alice")  # the pieces kept
+    with backend.store() as store:  # one object, as a long-lived process keeps it
+        assert store.recall("the 2x1 train timetable", user="alice")  # loaded for these terms
+        assert store._recaller._users["alice"].scope is not None
+        found = store.recall("where does the quokka sleep?", user="alice", budget=100_000)
+        assert store._recaller._users["alice"].scope is None  # every term, kept from now on
+    assert found and "quokka" in found[0]["text"]
+    assert found == from_rows(backend, "where does the quokka sleep?", "alice")
