@@ -403,3 +403,31 @@ def test_a_store_object_asked_other_terms_than_it_loaded_answers_them_too(
         assert store._recaller._users["alice"].scope is None  # every term, kept from now on
     assert found and "quokka" in found[0]["text"]
     assert found == from_rows(backend, "where does the quokka sleep?", "alice")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    every=st.sets(st.integers(0, 400), max_size=120),
+    mine=st.sets(st.integers(0, 400), max_size=60),
+    stale=st.sets(st.integers(0, 420), max_size=40),
+)
+def test_stale_stretches_drop_from_a_segments_postings_however_many(
+    every: set[int], mine: set[int], stale: set[int]
+) -> None:
+    # A load drops from the dense segment's lists the stretches newer segments hold, one
+    # lookup each when they are few: what stays is every other posting with its count.
+    from array import array
+
+    from yait_byheart._retrieval.codec import U32
+    from yait_byheart.store import _user_saved as user_saved
+
+    def four() -> user_saved.Four:
+        e, m = sorted(every), sorted(mine)
+        return (array(U32, e), array(U32, [d % 7 + 1 for d in e]),
+                array(U32, m), array(U32, [d % 5 + 1 for d in m]))  # fmt: skip
+
+    e, m = sorted(every - stale), sorted(mine - stale)
+    for share in (0, 10**9):  # looked up one by one; one pass over each list
+        with mock.patch.object(user_saved, "_BISECT_SHARE", share):
+            got = user_saved._dropped(four(), stale)
+        assert [list(a) for a in got] == [e, [d % 7 + 1 for d in e], m, [d % 5 + 1 for d in m]]

@@ -28,7 +28,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import not_
@@ -51,6 +51,9 @@ _HEADER = struct.Struct("<4sIBIIIIBIIIIQIIQI")
 # postings in both indexes, their grouped lists' bytes (0: none kept); the CRC-32 of the rest
 _TERM = struct.Struct("<IIIII")
 _ORDER = 0 if sys.byteorder == "little" else 1  # arrays are kept in the machine's order
+# A list this many times longer than the stretches to drop from it is searched for each of
+# them (a binary search each), not passed over whole.
+_BISECT_SHARE = 16
 _ABSENT = 0xFFFFFFFF  # the length of a stretch an index does not hold (see `Inverted`)
 _INT_COLUMNS = ("first_turn", "first_piece", "last_turn", "last_piece", "size", "day_lo",
                 "day_hi", "stretch")  # fmt: skip
@@ -347,6 +350,43 @@ def _without(four: Any, redefined: set[int]) -> Any:
     return tuple(out)
 
 
+def _dropped(four: Four, stale: set[int]) -> Four:
+    """A term's postings in a segment (both indexes, ids ascending) without the stretches
+    `stale`: each looked up when few against a long list (a request loading the dense
+    segment's lists, long for a large user: no pass over every posting in Python)."""
+    if len(stale) * _BISECT_SHARE >= len(four[0]) + len(four[2]):
+        if stale.isdisjoint(four[0]) and stale.isdisjoint(four[2]):
+            return four
+        return _without(four, stale)  # type: ignore[no-any-return]
+    out: list[array[int]] = []
+    for ids, tfs in (four[:2], four[2:]):
+        at = sorted(i for i in map(_place(ids), stale) if i >= 0)
+        if at:  # the slices between them, copied in C
+            ids, tfs = _cut(ids, at), _cut(tfs, at)
+        out += [ids, tfs]
+    return out[0], out[1], out[2], out[3]
+
+
+def _place(ids: array[int]) -> Callable[[int], int]:
+    """A function giving where a stretch is in `ids` (ascending), -1 if not there."""
+
+    def place(doc: int) -> int:
+        i = bisect_left(ids, doc)
+        return i if i < len(ids) and ids[i] == doc else -1
+
+    return place
+
+
+def _cut(values: array[int], at: list[int]) -> array[int]:
+    """`values` without the items at the places `at` (ascending)."""
+    out, start = array(values.typecode), 0
+    for i in at:
+        out += values[start:i]
+        start = i + 1
+    out += values[start:]
+    return out
+
+
 def _joined(a: Any, b: Any) -> Any:
     """Two segments' postings of a term (no stretch in both) as one, ids ascending."""
     out = []
@@ -462,8 +502,8 @@ class Parts:
                 term.kept, term.groups, term.stale = four, grouped, stale
             elif number != dense:
                 term.newer.append(four)
-            if stale and not (stale.isdisjoint(four[0]) and stale.isdisjoint(four[2])):
-                four = _without(four, stale)
+            if stale:
+                four = _dropped(four, stale)
             term.parts.append(four)
         return term
 
