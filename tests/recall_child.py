@@ -12,12 +12,15 @@ at the end; every operation runs in this process, through its own store object.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 
 def main(argv: list[str]) -> None:
-    from yait_byheart.store import PostgresStore, SQLiteStore
+    from yait_byheart.store import PostgresStore, SQLiteStore, _user_kept
 
+    if os.environ.get("BYHEART_TEST_SAVE_AFTER"):  # a test's: the kept pieces saved sooner
+        _user_kept.SAVE_AFTER = int(os.environ["BYHEART_TEST_SAVE_AFTER"])
     backend, location, schema, ops = argv[:4]
     store = SQLiteStore(location) if backend == "sqlite" else PostgresStore(location, schema=schema)
     for op, *args in json.loads(ops):

@@ -19,8 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yait_byheart import cli
+from yait_byheart._retrieval import ranking
+from yait_byheart._turns.render import render_external
 from yait_byheart.mcp_server._tools import Tools
 from yait_byheart.store import PostgresStore, SQLiteStore
+from yait_byheart.store._recall import source_line
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -252,6 +255,34 @@ def test_recalled_material_arrives_last_framed_and_only_when_it_wins(tmp_path: P
         old.append("user", "the picnic basket is blue", when="2 May 2023")
         r = mem.compose("Sunday picnic by the lake: what did we plan?")
         assert r["external"] == []
+
+
+def test_material_that_passes_the_budget_framed_is_refilled_from_one_ranking(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with backend.store() as store:
+        for c in range(12):
+            mem = store.open(f"c{c}", user="alice")
+            mem.append("user", ALICE.format(k=c) + ", and the hedge is trimmed " * 4)
+    ranked: list[str] = []
+    real = ranking.bm25_ranked
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        ranked.append("ranked")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ranking, "bm25_ranked", counted)
+    with backend.store() as store:  # a new store object, as a request makes
+        plain = store.recall("what is the orchard code?", user="alice", budget=1_000)
+        framed = render_external([(f["text"], source_line(f)) for f in plain])
+        assert len(framed) > 1_000  # the frame pushes the material over: filled again
+        ranked.clear()
+        source = store.recall_source(user="alice", budget=1_000)
+        material = source("what is the orchard code?")
+    assert ranked == ["ranked"]  # one ranking, however often it is filled
+    assert material and len(render_external([(m["text"], m["source"]) for m in material])) <= 1_000
+    texts = [f["text"] for f in plain]
+    assert [m["text"] for m in material] == texts[: len(material)]  # the best, in order
 
 
 # -- a property: whatever the history, recall returns only live words of the asking user ------

@@ -93,7 +93,7 @@ from ._errors import (
 )
 from ._failures import salvage_advice
 from ._journal import Journal, dumps
-from ._recall import Recalled, Recaller, RecallSource, check_retriever
+from ._recall import Over, Recalled, Recaller, RecallSource, check_retriever
 from ._rows import (
     Damage,
     head_problem,
@@ -483,13 +483,22 @@ class _Store(StoreCore):
         (e.g. `yait_byheart.semantic.Hybrid`) fused into the ranking as compose fuses one; the
         store feeds it ``user``'s stretches alone, so pass one object per user.
         """
+        return self._recalled(query, user, budget, exclude, when, retriever)
+
+    def _recalled(
+        self, query: str, user: str | None, budget: int, exclude: str | Sequence[str],
+        when: str | date | datetime | None, retriever: Any, over: Over | None = None,
+    ) -> list[Recalled]:  # fmt: skip
+        """`recall`, and for a `RecallSource`, filled again with less room while `over`."""
         call = f"{self._kind}.recall"
         asked = question(call, query, when, memory=False)  # read as compose reads one
         user, names = _recall_args(call, user, exclude, budget, when, retriever)
         self._check_open(call)
         if user is None:
             return []
-        return self._recaller.recall(self, asked.shown, user, budget, names, retriever, call)
+        return self._recaller.recall(
+            self, asked.shown, user, budget, names, retriever, call, over
+        )  # fmt: skip
 
     def recall_source(
         self, *, user: str | None, exclude: str | Sequence[str] = (), budget: int = 6_000,
@@ -505,7 +514,7 @@ class _Store(StoreCore):
         """
         call = f"{self._kind}.recall_source"
         user, names = _recall_args(call, user, exclude, budget, when, retriever)
-        return RecallSource(self.recall, user, names, budget, when, retriever)
+        return RecallSource(self._recalled, user, names, budget, when, retriever)
 
     def vectors(self, conversation: str, name: str) -> StoredVectors:
         """The embeddings embedder ``name`` computed for ``conversation``, as a mapping.

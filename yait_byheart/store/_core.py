@@ -556,4 +556,5 @@ def _drop_recall_index(conn: Any, q: dict[str, str], convs: list[tuple[Any, ...]
     and count it, first: a recall index built before then is never written after
     (`_recall._save` checks the count, locked)."""
     conn.execute(q["bump_recall_generation"])
-    _many(conn, q["drop_recall_index"], convs)
+    for table in ("users", "segments", "terms"):
+        _many(conn, q[f"drop_recall_{table}"], convs)

@@ -13,11 +13,10 @@ deleted or blanked since is never returned, and no row of another user's can be.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -28,10 +27,8 @@ from .._retrieval.ranker import retrieved
 from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
 from .._turns.settings import Tuning
-from . import _user_saved as user_saved
-from ._errors import StoreFullError, StoreReadOnlyError, StoreUnavailableError
+from . import _user_kept as user_kept
 from ._failures import salvage_advice
-from ._journal import snapshot_due
 from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
 
 if TYPE_CHECKING:
@@ -43,12 +40,6 @@ _GRAIN = int(900 * Tuning().stretch_share)
 # Users whose indexes a store keeps in memory: a server recalling for many users rebuilds the
 # index of one not recalled for lately, instead of holding every user's.
 KEEP_USERS = 16
-# Turns a kept recall index may lack before a recall writes it again, however many the user
-# has (`snapshot_due`): a few hundred at 100,000 turns.
-SAVE_AT_MOST = 2_000
-# Where the store refuses a write (or is busy past its timeout): the kept index, a cache, is
-# not written; a later recall tries again.
-_UNWRITABLE = (StoreReadOnlyError, StoreFullError, StoreUnavailableError)
 _PASSAGE = (
     "SELECT t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
     "WHERE t.conv = ? AND c.user_id = ? AND t.idx >= ? AND t.idx <= ? ORDER BY t.idx"
@@ -63,6 +54,10 @@ class Recalled(TypedDict):
     when: str  # when it was said: the first turn's date, to the last's if they differ
     text: str  # "role: words" a line per turn (or piece of a long turn), words verbatim
     score: float  # the best of its stretches' ranking scores
+
+
+# How many characters passages pass what their caller may send, framed (see `RecallSource`).
+Over = Callable[[list[Recalled]], int]
 
 
 @dataclass
@@ -120,29 +115,46 @@ class Recaller:
 
     def recall(
         self, store: StoreCore, shown: str, user: str, budget: int, exclude: Iterable[str],
-        retriever: Any = None, call: str = "recall",
+        retriever: Any = None, call: str = "recall", over: Over | None = None,
     ) -> list[Recalled]:  # fmt: skip
         """The user's passages for the question `shown` (`ingest.question`'s text, its dates
-        annotated), best first, within `budget` characters."""
+        annotated), best first, within `budget` characters.  With `over` (how many characters
+        the passages, framed, pass what the caller may send), the ranking is filled again
+        with that much less room, at most twice: ranked once, however often it is filled."""
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
-        passages: list[_Passage] | None = None
+        terms = _asked(ui, shown)
+        if ui.scope is not None and not terms <= ui.scope:
+            # Loaded for other terms: loaded again whole, then kept for every query.
+            ui = self._user(user, fresh=True)
+            ui.whole = True
+        ranked: _Ranked | None = None
         with ui.lock:
             try:
-                _synced(store, ui)
+                _synced(store, ui, terms)
                 if ui.dead <= REBUILD_SHARE * max(1, len(ui.index)):
-                    passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
-                    _save(store, ui)
+                    ranked = _select(ui, shown, budget, set(exclude), self.tuning, who)
+                    user_kept.save(store, ui)
             except flat.Damaged:  # the kept index was damaged: built from the rows instead
-                passages = None
-        if passages is None:  # too many tombstones (or damaged): a new index
+                ranked = None
+        if ranked is None:  # too many tombstones (or damaged): a new index
             ui = self._user(user, fresh=True)
             ui.loadable = False  # what the store keeps may be the one with the tombstones
             with ui.lock:
-                _synced(store, ui)
-                passages = _select(ui, shown, budget, set(exclude), self.tuning, who)
-                _save(store, ui)
-        return _read(store, user, ui, passages)
+                _synced(store, ui, terms)
+                ranked = _select(ui, shown, budget, set(exclude), self.tuning, who)
+                user_kept.save(store, ui)
+        found = _read(store, user, ui, ranked.passages)
+        room = budget
+        for _ in range(2 if over is not None else 0):
+            excess = over(found) if over is not None else 0
+            if excess <= 0 or room <= excess:
+                break
+            room -= excess
+            with ui.lock:
+                passages = ranked.fill(room)
+            found = _read(store, user, ui, passages)
+        return found
 
 
 def _released(dropped: Iterable[UserIndex]) -> None:
@@ -153,13 +165,14 @@ def _released(dropped: Iterable[UserIndex]) -> None:
             ui.release()
 
 
-def _synced(store: StoreCore, ui: UserIndex) -> None:
-    """`ui` brought up to date with the rows: what changed, then each changed conversation."""
+def _synced(store: StoreCore, ui: UserIndex, terms: frozenset[str]) -> None:
+    """`ui` brought up to date with the rows: what changed, then each changed conversation
+    (loaded first from what the store keeps, with the postings of `terms`, if it may be)."""
     dialect = store._dialect
     where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
         if ui.gen is None:
-            _loaded(store, conn, ui)
+            user_kept.loaded(store, conn, ui, terms)
         changed = ui.changed(conn, *where)
     for conv, seq in changed:
         try:
@@ -189,43 +202,9 @@ def _skipped(store: StoreCore, name: str, exc: BaseException) -> None:
     )
 
 
-def _loaded(store: StoreCore, conn: Any, ui: UserIndex) -> None:
-    """In the transaction that reads the user's conversations: the count of dropped recall
-    indexes (`ui.gen`, which a write of `ui` must still find), and the user's kept index
-    loaded into `ui` if it may be."""
-    dialect = store._dialect
-    gen = conn.execute(dialect.sql["recall_generation"]).fetchone()
-    ui.gen = int(gen[0]) if gen is not None else -1
-    if not ui.loadable or ui.convs:
-        return
-    row = dialect.read_row(conn, dialect.sql["recall_index"], (ui.user,))
-    if row is not None and user_saved.load(ui, bytes(row[0])):
-        ui.saved = ui.turns()
-
-
-def _save(store: StoreCore, ui: UserIndex) -> None:
-    """Keep `ui` in the store when the kept one lacks enough of its rows (`snapshot_due`, as
-    for a conversation's snapshot), unless a redaction, repair or deletion (of any user) was
-    counted since its first rows were read: then it may hold stems of words taken away, and
-    is never written (a new store object builds and writes one)."""
-    total = ui.turns()
-    if ui.gen is None or ui.gen < 0 or not snapshot_due(total - ui.saved, total, SAVE_AT_MOST):
-        return
-    data = user_saved.dump(ui)
-    dialect = store._dialect
-    q = dialect.sql
-    with (
-        contextlib.suppress(*_UNWRITABLE), store._failing("the recall index"), store._lock,
-        store._transaction(dialect.write_begin) as conn,
-    ):  # fmt: skip
-        # Locked: a deletion or redaction counts first, so it waits for this write (and then
-        # drops what it wrote), or this write waits for it and finds the count moved.
-        gen = conn.execute(q["recall_generation"] + dialect.lock_for_delete).fetchone()
-        if gen is None or int(gen[0]) != ui.gen:
-            ui.gen = -1
-        else:
-            conn.execute(q["save_recall_index"], (ui.user, data))
-            ui.saved = total
+def _asked(ui: UserIndex, query: str) -> frozenset[str]:
+    """Every term of every reading of `query`: the postings a recall for it may use."""
+    return frozenset().union(*ui.tokenizer.readings(without_annotations(query)))
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:
@@ -250,16 +229,53 @@ def _said_then(ui: UserIndex, query: str) -> Callable[[int], bool] | None:
     return said_then
 
 
+class _Memo:
+    """An iterator's items, kept as they are first taken: iterated again from the start, it
+    gives the same items and takes new ones only past those (a lazy ranking, filled twice)."""
+
+    def __init__(self, items: Iterable[tuple[int, float]]) -> None:
+        self._items = iter(items)
+        self._seen: list[tuple[int, float]] = []
+
+    def __iter__(self) -> Iterator[tuple[int, float]]:
+        seen, at = self._seen, 0
+        while True:
+            if at == len(seen):
+                item = next(self._items, None)
+                if item is None:
+                    return
+                seen.append(item)
+            yield seen[at]
+            at += 1
+
+
+@dataclass
+class _Ranked:
+    """A question's ranking over one user's index, and the passages it filled `budget` with."""
+
+    ui: UserIndex
+    ranked: _Memo
+    left_out: set[int]
+    tuning: Tuning
+    then: Callable[[int], bool] | None
+    passages: list[_Passage]
+
+    def fill(self, room: int) -> list[_Passage]:
+        """The same ranking in less room (call under the index's lock)."""
+        chosen, _ = _fill(self.ui, self.ranked, room, self.left_out, self.tuning, self.then)
+        return _passages(self.ui, chosen)
+
+
 def _select(
     ui: UserIndex, query: str, budget: int, exclude: set[str], tuning: Tuning,
     who: str | None = None,
-) -> list[_Passage]:  # fmt: skip
+) -> _Ranked:  # fmt: skip
     """The stretches that fit `budget`, best first, joined into passages (with the index's
     retriever's signal when `who`, the call it was given to, is named)."""
     n = len(ui.docs)
-    if n == 0 or budget <= 0:
-        return []
     left_out = {c.id for c in ui.convs.values() if c.name in exclude}
+    if n == 0 or budget <= 0:
+        return _Ranked(ui, _Memo(()), left_out, tuning, None, [])
     index = ui.index
     if ranking.asked_speaker(query) == "user" and len(ui.user_index):
         index = ui.user_index
@@ -272,17 +288,18 @@ def _select(
     # Asked once: a larger k below takes more of the same answer (its best stays the best).
     other = None if who is None else _retrieved(ui, retriever, query, index, tuning, who)
     while True:
-        chosen, skipped = _fill(ui, ranking.bm25_ranked(
+        ranked = _Memo(ranking.bm25_ranked(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
             lambda d: bool(alive(d)),
-        ), budget, left_out, tuning, then)  # fmt: skip
+        ))  # fmt: skip
+        chosen, skipped = _fill(ui, ranked, budget, left_out, tuning, then)
         # Tombstones and left-out conversations took places in the exactly scored head: score
         # more, until the room is full or every stretch was looked at.
         room = budget - sum(ui.docs.size[d] for d, _ in chosen)
         if not skipped or room < _GRAIN or k >= len(index):
             break
         k *= 4
-    return _passages(ui, chosen)
+    return _Ranked(ui, ranked, left_out, tuning, then, _passages(ui, chosen))
 
 
 def _retrieved(
@@ -458,18 +475,16 @@ class RecallSource:
         self.last: list[Recalled] = []
 
     def __call__(self, query: str) -> list[dict[str, str]]:
-        # The frame (a marker, a source line per passage) counts against the budget too:
-        # asked again with less room while the framed material would pass it.
-        room = self.budget
-        pairs: list[tuple[str, str]] = []
         if not query.strip():  # compose's external_query=" ": nothing to ask, as recall says
             return []
-        for _ in range(3):
-            self.last = self._recall(query, user=self.user, budget=room, exclude=self.exclude,
-                                     when=self.when, retriever=self.retriever)  # fmt: skip
-            pairs = [(found["text"], source_line(found)) for found in self.last]
-            over = len(render_external(pairs)) - self.budget if pairs else 0
-            if over <= 0 or room <= over:
-                break
-            room -= over
-        return [{"text": text, "source": source} for text, source in pairs]
+        self.last = self._recall(query, self.user, self.budget, self.exclude, self.when,
+                                 self.retriever, self._over)  # fmt: skip
+        return [{"text": found["text"], "source": source_line(found)} for found in self.last]
+
+    def _over(self, found: list[Recalled]) -> int:
+        """How far the passages, framed (a marker, a source line each: they count against the
+        budget too), pass it; recall then fills its ranking again with that much less room."""
+        if not found:
+            return 0
+        pairs = [(f["text"], source_line(f)) for f in found]
+        return len(render_external(pairs)) - self.budget

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 #: Version of the table layout.  A store written by a newer layout is refused, never altered;
 #: an older one is upgraded in place when opened (2 added ``snapshots``, 3 ``vectors``,
-#: 4 ``quarantine``, 5 ``recall_index``).
-SCHEMA_VERSION = 5
+#: 4 ``quarantine``, 5 ``recall_index``, 6 the recall index in pieces: ``recall_users``,
+#: ``recall_segments``, ``recall_terms``, ``recall_index`` dropped).
+SCHEMA_VERSION = 6
 FORMAT = "yait_byheart.store"
 
 # The layout of schema version 1.
@@ -44,6 +45,19 @@ UPGRADES = {
         "data {blob} NOT NULL)",
         "INSERT INTO {s}meta (key, value) VALUES ('recall_generation', '0') "
         "ON CONFLICT (key) DO NOTHING",
+    ),
+    # The recall index in pieces a query reads selectively (see `_user_saved`): per user a
+    # version a write must still find, its segments, and each segment's postings per term.
+    6: (
+        "DROP TABLE IF EXISTS {s}recall_index",
+        "CREATE TABLE IF NOT EXISTS {s}recall_users (user_id {text} PRIMARY KEY, "
+        "version {big} NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS {s}recall_segments (user_id {text} NOT NULL, "
+        "seg {big} NOT NULL, docs {big} NOT NULL, data {blob} NOT NULL, "
+        "PRIMARY KEY (user_id, seg))",
+        "CREATE TABLE IF NOT EXISTS {s}recall_terms (user_id {text} NOT NULL, "
+        "term {blob} NOT NULL, seg {big} NOT NULL, data {blob} NOT NULL, "
+        "PRIMARY KEY (user_id, term, seg))",
     ),
 }
 # Tables holding a conversation's rows (deleted with it); `conversations` itself comes last.
@@ -113,11 +127,27 @@ drop_snapshot: DELETE FROM {s}snapshots WHERE conv = ?
 write_snapshot: INSERT INTO {s}snapshots (conv, data)
     SELECT id, ? FROM {s}conversations WHERE id = ? AND seq = ?
     ON CONFLICT (conv) DO UPDATE SET data = excluded.data
-recall_index: SELECT data FROM {s}recall_index WHERE user_id = ?
 recall_generation: SELECT value FROM {s}meta WHERE key = 'recall_generation'
-save_recall_index: INSERT INTO {s}recall_index (user_id, data) VALUES (?, ?)
-    ON CONFLICT (user_id) DO UPDATE SET data = excluded.data
-drop_recall_index: DELETE FROM {s}recall_index
+recall_version: SELECT version FROM {s}recall_users WHERE user_id = ?
+set_recall_version: INSERT INTO {s}recall_users (user_id, version) VALUES (?, ?)
+    ON CONFLICT (user_id) DO UPDATE SET version = excluded.version
+recall_segments: SELECT seg, docs, data FROM {s}recall_segments WHERE user_id = ? ORDER BY seg
+recall_segment: SELECT data FROM {s}recall_segments WHERE user_id = ? AND seg = ?
+recall_terms_in: SELECT term, seg, data FROM {s}recall_terms
+    WHERE user_id = ? AND term IN ({{keys}})
+recall_every_term: SELECT term, seg, data FROM {s}recall_terms WHERE user_id = ?
+recall_segment_terms: SELECT term, seg, data FROM {s}recall_terms WHERE user_id = ? AND seg = ?
+put_recall_segment: INSERT INTO {s}recall_segments (user_id, seg, docs, data) VALUES (?, ?, ?, ?)
+put_recall_term: INSERT INTO {s}recall_terms (user_id, term, seg, data) VALUES (?, ?, ?, ?)
+drop_recall_segment: DELETE FROM {s}recall_segments WHERE user_id = ? AND seg = ?
+drop_recall_segment_terms: DELETE FROM {s}recall_terms WHERE user_id = ? AND seg = ?
+drop_user_recall_segments: DELETE FROM {s}recall_segments WHERE user_id = ?
+drop_user_recall_terms: DELETE FROM {s}recall_terms WHERE user_id = ?
+drop_recall_users: DELETE FROM {s}recall_users
+    WHERE user_id = (SELECT user_id FROM {s}conversations WHERE id = ?)
+drop_recall_segments: DELETE FROM {s}recall_segments
+    WHERE user_id = (SELECT user_id FROM {s}conversations WHERE id = ?)
+drop_recall_terms: DELETE FROM {s}recall_terms
     WHERE user_id = (SELECT user_id FROM {s}conversations WHERE id = ?)
 bump_recall_generation: UPDATE {s}meta SET value = CAST(CAST(value AS BIGINT) + 1 AS TEXT)
     WHERE key = 'recall_generation'
@@ -175,6 +205,6 @@ def rendered(prefix: str, param: str, raw: str = "{}") -> dict[str, str]:
     return {k: v.format(s=prefix, **reads).replace("?", param) for k, v in templates().items()}
 
 
-def vectors_in(statements: dict[str, str], count: int, param: str) -> str:
-    """The rendered `vectors_in` statement for `count` keys."""
-    return statements["vectors_in"].format(keys=", ".join([param] * count))
+def vectors_in(statements: dict[str, str], count: int, param: str, name: str = "vectors_in") -> str:
+    """The rendered `vectors_in` statement (or another with `{keys}`) for `count` keys."""
+    return statements[name].format(keys=", ".join([param] * count))

@@ -92,6 +92,7 @@ class Conv:
     block: int = _FIRST_BLOCK // 2
     last: Open = field(default_factory=Open)
     redacted: set[int] = field(default_factory=set)
+    kept_seq: int = -2  # its sequence number in the pieces the store keeps (-2: none)
 
 
 class Docs:
@@ -154,6 +155,14 @@ class UserIndex:
         self.gen: int | None = None
         self.saved = 0
         self.loadable = retriever is None  # a retriever is fed every stretch's text: rebuilt
+        # The pieces read (`_user_kept`): the user's version then (-1: none), the segments
+        # as (number, stretches); the terms whose postings were read (None: every term); the
+        # stretches indexed since, each with its counts (None: every one, built from rows).
+        self.version = -1
+        self.segments: list[tuple[int, int]] = []
+        self.scope: frozenset[str] | None = None
+        self.whole = False  # read every term's postings (an index kept for many queries)
+        self.fresh: dict[int, tuple[dict[str, int], dict[str, int]]] | None = None
         # A retriever (see `feed`) holds the stretches of `fed`; `_feed` is what it is told
         # next: a stretch's text to hold, or None to forget it.
         self.retriever = retriever
@@ -331,13 +340,20 @@ class UserIndex:
         if words.mine:
             self.user_index.add(doc, words.mine)
         self.docs.alive[doc] = 1
+        if self.fresh is not None:
+            self.fresh[doc] = (words.every, words.mine)
         if self.retriever is not None:
             self._feed[doc] = "\n".join(words.said)
 
     def _unindex(self, doc: int, words: Open) -> None:
-        self.index.remove(doc, words.every)
-        if doc in self.user_index:
-            self.user_index.remove(doc, words.mine)
+        # The open stretch, indexed again at once with more words (so at least as long): the
+        # shortest length so far stays a bound for the pruning, not found again by a scan of
+        # every stretch's length (one per request, for an index loaded from the store).
+        for index, counts in ((self.index, words.every), (self.user_index, words.mine)):
+            if doc in index:
+                shortest = index._min_len
+                index.remove(doc, counts)
+                index._min_len = shortest
         self.docs.alive[doc] = 0
         self._forget(doc)
 

@@ -1,17 +1,22 @@
-"""A user's recall index as bytes, kept in the store so a new store object loads it.
+"""A user's recall index as the pieces the store keeps, so a new store object loads what a
+query needs instead of reading and tokenizing every row of the user.
 
-Without it every new store object (a request of a web handler, a fresh process, another
+Without it every new store object (a web handler's request, a fresh process, another
 machine) read and tokenized every row of the user on its first recall: seconds at 10,000
-turns. The store keeps one row per user in `recall_index`: the index as it was at some point
-(`dump`), and a generation that every redaction, repair and deletion of one of the user's
-conversations bumps while blanking the bytes (they hold the stems of the words taken away).
+turns; kept as one blob per user, a request still read all of it (68.6 MB at 100,000 turns).
+The store keeps instead, per user, **segments** (`recall_segments`), each holding the
+stretches indexed since the one before: their columns (`Docs`), their BM25 lengths, and the
+metadata of the conversations they touched; and per (segment, term) a row of that segment's
+postings of the term (`recall_terms`). A request reads every segment's columns (small) and
+only its query's terms' rows. A stretch a later segment holds again (a conversation's open
+last stretch, extended since) is that segment's: the older postings of it are dropped when
+read (`Parts.owner`).
 
-Nothing loaded is trusted past what the rows say: a loaded index is a `UserIndex` that knows,
-per conversation, the sequence number and the rows it was built from, so the recall that
-loads it follows the rows exactly as a kept index does (`UserIndex.changed` and `follow`): a
-conversation deleted since is dropped, rows appended since are read, a redaction since is
-found by the sequence number. Writing is conditional on the generation read with the
-index's first rows, so bytes built before a redaction or a deletion never land after it.
+Nothing loaded is trusted past what the rows say: a loaded index knows, per conversation, the
+sequence number and the rows it was built from, so the recall that loads it follows the rows
+as a kept index does (`UserIndex.changed` and `follow`). Each redaction, repair or deletion
+drops the user's pieces (they hold stems of the words taken away) and bumps a generation a
+write must still find (`_user_kept`).
 """
 
 from __future__ import annotations
@@ -21,104 +26,571 @@ import struct
 import sys
 import zlib
 from array import array
+from bisect import bisect_left
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import compress
+from operator import not_
 from typing import Any
 
-from .._retrieval import flat
-from ._user_index import Conv, Docs, Open, UserIndex
+from .._retrieval.bm25 import Index
+from .._retrieval.codec import U32
+from .._retrieval.flat import read_array
+from .._retrieval.postings import Band, Bands, Postings, banded
+from ._user_index import WARM_FROM, Conv, Docs, Open, UserIndex
 
-_MAGIC = b"BHUI"
-# Bump when what `dump` writes, or how a `UserIndex` indexes a stretch, changes: older bytes
-# are then ignored (and the next recall rebuilds from the rows and writes them again).
-VERSION = 1
-# magic, VERSION, byte order, tokenizer id, gap, next_block, dead, ids, bytes of:
-# conversations (JSON), their id arrays, index, user index; the CRC-32 of what comes before the
-# indexes (the postings in them are checked as each list is first used: `flat`).
-_HEADER = struct.Struct("<4sIBIIIIIIIIII")
+_MAGIC = b"BHUS"
+# Bump when what `Segment.dump` writes, or how a `UserIndex` indexes a stretch, changes: older
+# pieces are then ignored (and the next recall rebuilds from the rows and writes them again).
+VERSION = 5
+# magic, VERSION, byte order, tokenizer id, gap, next_block, stretches (all ids when dense),
+# dense, conversations' JSON bytes, their id arrays' bytes, CRC-32 of what follows; then,
+# for a dense segment, each index's stretches, their lengths' sum and the shortest (`Stats`)
+_HEADER = struct.Struct("<4sIBIIIIBIIIIQIIQI")
+# postings in both indexes, their grouped lists' bytes (0: none kept); the CRC-32 of the rest
+_TERM = struct.Struct("<IIIII")
 _ORDER = 0 if sys.byteorder == "little" else 1  # arrays are kept in the machine's order
+# A list this many times longer than the stretches to drop from it is searched for each of
+# them (a binary search each), not passed over whole.
+_BISECT_SHARE = 16
+_ABSENT = 0xFFFFFFFF  # the length of a stretch an index does not hold (see `Inverted`)
 _INT_COLUMNS = ("first_turn", "first_piece", "last_turn", "last_piece", "size", "day_lo",
                 "day_hi", "stretch")  # fmt: skip
+_COLUMNS = ("conv", *_INT_COLUMNS, "dated", "alive", "every", "mine")
+_CODES = {"conv": "q", **dict.fromkeys(_INT_COLUMNS, "i"), "dated": "B", "alive": "B",
+          "every": U32, "mine": U32}  # fmt: skip
+Four = tuple["array[int]", "array[int]", "array[int]", "array[int]"]  # ids, tfs; the user's
+Lists = dict[str, Four]
+Counts = tuple[Mapping[str, int], Mapping[str, int]]
+Stats = tuple[int, int, int]  # an index's stretches, their lengths' sum, the shortest (0: none)
 
 
-def _raw(values: array[int]) -> bytes:
-    return values.tobytes()
+@dataclass
+class Segment:
+    """Stretches with their columns, lengths and postings, and the conversations they belong
+    to (their metadata when the segment was made). Sparse: `ids` (ascending) and a column
+    value per id; dense (`ids` None: the oldest segment, most of the index): a value per id
+    from 0 to `next_block`, so loading it copies arrays instead of scattering values."""
+
+    next_block: int
+    ids: array[int] | None
+    columns: dict[str, array[int]]  # conv, the int columns, dated, alive, every, mine
+    convs: list[Conv]
+    terms: Lists = field(default_factory=dict)
+    stats: tuple[Stats, Stats] = ((0, 0, 0), (0, 0, 0))  # a dense segment's, both indexes
+
+    def held(self) -> array[int]:
+        """The ids of the stretches the segment holds, ascending."""
+        if self.ids is not None:
+            return self.ids
+        every = self.columns["every"]
+        return array("i", compress(range(len(every)), map(_ABSENT.__ne__, every)))
+
+    def __len__(self) -> int:
+        return len(self.held())
+
+    def sparse(self) -> Segment:
+        if self.ids is None:
+            ids = self.held()
+            self.columns = {n: array(c.typecode, map(c.__getitem__, ids))
+                            for n, c in self.columns.items()}  # fmt: skip
+            self.ids = ids
+        return self
+
+    def dump(self, ui: UserIndex, dense: bool) -> bytes:
+        """The segment's columns and conversations as one row's bytes (`load_segment`)."""
+        columns = _dense(self) if dense else self.columns
+        meta = json.dumps([ui.user, [conv_meta(c) for c in self.convs]], ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8", "surrogatepass")  # fmt: skip
+        arrays = b"".join(c.docs.tobytes() + c.firsts.tobytes() for c in self.convs)
+        ids = b"" if dense or self.ids is None else self.ids.tobytes()
+        body = b"".join((ids, *(columns[c].tobytes() for c in _COLUMNS), meta, arrays))
+        n = self.next_block if dense else len(self.held())
+        stats = (_stats(columns["every"]), _stats(columns["mine"])) if dense else self.stats
+        head = _HEADER.pack(_MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap,
+                            self.next_block, n, dense, len(meta), len(arrays),
+                            zlib.crc32(body), *stats[0], *stats[1])  # fmt: skip
+        return head + body
+
+    def lengths(self) -> tuple[array[int], array[int]]:
+        """Each index's length of every stretch id up to `next_block` (dense)."""
+        columns = _dense(self)
+        return columns["every"], columns["mine"]
+
+    def merged_into(self, newer: Segment) -> Segment:
+        """One segment holding this one's stretches and `newer`'s, `newer`'s where both do."""
+        old, new = self.sparse(), newer.sparse()
+        assert old.ids is not None and new.ids is not None
+        redefined = set(new.ids)
+        keep = [i for i, d in enumerate(old.ids) if d not in redefined]
+        both_ids = [*(old.ids[i] for i in keep), *new.ids]
+        order = sorted(range(len(both_ids)), key=both_ids.__getitem__)
+        columns = {}
+        for name in _COLUMNS:
+            both = array(_CODES[name], map(old.columns[name].__getitem__, keep))
+            both.extend(new.columns[name])
+            columns[name] = array(_CODES[name], map(both.__getitem__, order))
+        ids = array("i", map(both_ids.__getitem__, order))
+        convs = {c.id: c for c in old.convs} | {c.id: c for c in new.convs}
+        terms = _merged_terms(old.terms, new.terms, redefined)
+        top = max(old.next_block, new.next_block)
+        return Segment(top, ids, columns, list(convs.values()), terms)
 
 
-def _conv_meta(conv: Conv) -> list[Any]:
+def _dense(segment: Segment) -> dict[str, array[int]]:
+    """A sparse segment's columns as a value per id up to its `next_block`."""
+    if segment.ids is None:
+        return segment.columns
+    top, ids = segment.next_block, segment.ids
+    out = {}
+    for name in _COLUMNS:
+        column = _blank(name, top)
+        _scatter(column, ids, segment.columns[name])
+        out[name] = column
+    return out
+
+
+def _blank(name: str, size: int) -> array[int]:
+    """A column of `size` stretches no segment holds."""
+    if name in ("every", "mine"):
+        return array(U32, [_ABSENT]) * size
+    column = array(_CODES[name])
+    column.frombytes(bytes(column.itemsize * size))
+    return column
+
+
+def term_bytes(lists: Four, lengths: tuple[array[int], array[int]] | None = None) -> bytes:
+    """A term's postings in a segment (both indexes) as one row's bytes; with the dense
+    segment's `lengths` (both indexes), each list long enough to be walked in groups
+    (`_user_index.WARM_FROM`) also grouped as `Index.head` walks it (`postings.banded`), so a
+    request loading it does not group it again."""
+    ids, tfs, mine_ids, mine_tfs = lists
+    bands = [b"", b""]
+    if lengths is not None:
+        for k, (held, counts) in enumerate(((ids, tfs), (mine_ids, mine_tfs))):
+            if len(held) >= WARM_FROM:
+                bands[k] = _bands_bytes(held, counts, lengths[k])
+    body = b"".join((ids.tobytes(), tfs.tobytes(), mine_ids.tobytes(), mine_tfs.tobytes(),
+                     *bands))  # fmt: skip
+    head = _TERM.pack(len(ids), len(mine_ids), len(bands[0]), len(bands[1]), zlib.crc32(body))
+    return head + body
+
+
+def read_term(data: bytes | memoryview) -> Four:
+    """`term_bytes` back (without the groups); ValueError if they are not such bytes."""
+    return read_term_grouped(data)[0]
+
+
+def read_term_grouped(data: bytes | memoryview) -> tuple[Four, list[memoryview]]:
+    """`term_bytes` back, with each index's grouped list as bytes (empty: none kept)."""
+    view = memoryview(data)
+    try:
+        n, m, every_size, mine_size, crc = _TERM.unpack_from(view)
+    except struct.error:
+        raise ValueError("truncated") from None
+    if zlib.crc32(view[_TERM.size :]) != crc:
+        raise ValueError("damaged")
+    ids, at = read_array(U32, view, _TERM.size, n)
+    tfs, at = read_array(U32, view, at, n)
+    mine_ids, at = read_array(U32, view, at, m)
+    mine_tfs, at = read_array(U32, view, at, m)
+    if at + every_size + mine_size != len(view):
+        raise ValueError("the parts do not match")
+    grouped = [view[at : at + every_size], view[at + every_size :]]
+    return (ids, tfs, mine_ids, mine_tfs), grouped
+
+
+def _bands_bytes(ids: array[int], tfs: array[int], lengths: array[int]) -> bytes:
+    """A list grouped by tf, then document length (`postings.banded`): per tf its count of
+    groups, the groups' lengths and sizes; then every group's ids, in that order."""
+    entry = Postings(ids, tfs, -1)
+    head, sizes, order = array(U32), array(U32), array(U32)
+    for tf, band in banded(entry, lengths).items():
+        head.extend((tf, len(band.lengths)))
+        head.extend(band.lengths)
+        sizes.extend(map(len, band.groups))
+        for group in band.groups:
+            order.extend(group)
+    return b"".join((struct.pack("<II", len(head), len(sizes)), head.tobytes(), sizes.tobytes(),
+                     order.tobytes()))  # fmt: skip
+
+
+def _bands(data: memoryview) -> Bands:
+    """`_bands_bytes` back: each tf's `Band`, its groups slices of one array."""
+    n_head, n_groups = struct.unpack_from("<II", data)
+    head, at = read_array(U32, data, 8, n_head)
+    sizes, at = read_array(U32, data, at, n_groups)
+    ids, at = read_array(U32, data, at, sum(sizes))
+    if at != len(data):
+        raise ValueError("the groups do not match")
+    out: Bands = {}
+    k = g = start = 0
+    while k < len(head):
+        tf, count = head[k], head[k + 1]
+        band = out[tf] = Band()
+        band.lengths = head[k + 2 : k + 2 + count]
+        for size in sizes[g : g + count]:
+            band.groups.append(ids[start : start + size])
+            start += size
+        k, g = k + 2 + count, g + count
+    return out
+
+
+def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
+    """A segment's columns and conversations from `Segment.dump` bytes (its `terms` empty);
+    ValueError if they are not such bytes of this version for this user and tokenizer."""
+    view = memoryview(data)
+    try:
+        head = _HEADER.unpack_from(view)
+    except struct.error:
+        raise ValueError("truncated") from None
+    magic, version, order, tokenizer, gap, top, n, dense, meta_size, arrays_size, crc = head[:11]
+    if (magic, version, order, tokenizer, gap) != (
+        _MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap,
+    ):  # fmt: skip
+        raise ValueError("another version's, tokenizer's or machine's pieces")
+    body = view[_HEADER.size :]
+    if zlib.crc32(body) != crc or (dense and n != top):
+        raise ValueError("damaged")
+    ids, at = (None, 0) if dense else read_array("i", body, 0, n)
+    columns = {}
+    for name in _COLUMNS:
+        columns[name], at = read_array(_CODES[name], body, at, n)
+    if at + meta_size + arrays_size != len(body) or (ids and not 0 <= ids[0] <= ids[-1] < top):
+        raise ValueError("the parts do not match")
+    user, metas = json.loads(bytes(body[at : at + meta_size]).decode("utf-8", "surrogatepass"))
+    if user != ui.user:
+        raise ValueError("another user's pieces")
+    at += meta_size
+    convs = []
+    for meta in metas:
+        conv = _conv(meta)
+        k = int(meta[4])
+        conv.docs, at = read_array("i", body, at, k)
+        conv.firsts, at = read_array("i", body, at, k)
+        convs.append(conv)
+    stats = (tuple(head[11:14]), tuple(head[14:17]))
+    return Segment(top, ids, columns, convs, stats=stats)
+
+
+def _stats(lengths: array[int]) -> Stats:
+    """How many stretches `lengths` holds, their lengths' sum, the shortest (a write's cost)."""
+    absent = lengths.count(_ABSENT)
+    count = len(lengths) - absent
+    return count, sum(lengths) - absent * _ABSENT, min(lengths) if count else 0
+
+
+def new_segment(ui: UserIndex, fresh: Mapping[int, Counts], convs: Iterable[Conv]) -> Segment:
+    """The stretches `fresh` (each with its term counts in both indexes) as a segment."""
+    ids = array("i", sorted(fresh))
+    docs = ui.docs
+    columns: dict[str, array[int]] = {}
+    for name in _COLUMNS[:-2]:
+        columns[name] = array(_CODES[name], map(getattr(docs, name).__getitem__, ids))
+    columns["every"] = array(U32, (sum(fresh[d][0].values()) for d in ids))
+    columns["mine"] = array(U32, (sum(fresh[d][1].values()) if fresh[d][1] else _ABSENT
+                                  for d in ids))  # fmt: skip
+    lists: dict[str, tuple[list[int], list[int], list[int], list[int]]] = {}
+    for doc in ids:
+        every, mine = fresh[doc]
+        for term, tf in every.items():
+            found = lists.setdefault(term, ([], [], [], []))
+            found[0].append(doc)
+            found[1].append(tf)
+        for term, tf in mine.items():
+            found = lists.setdefault(term, ([], [], [], []))
+            found[2].append(doc)
+            found[3].append(tf)
+    terms: Lists = {}
+    for term, (a, b, c, d) in lists.items():
+        terms[term] = (array(U32, a), array(U32, b), array(U32, c), array(U32, d))
+    return Segment(ui.next_block, ids, columns, list(convs), terms)
+
+
+def whole_segment(ui: UserIndex) -> Segment:
+    """Every stretch `ui` holds as one dense segment (an index built from the rows)."""
+    top, docs = ui.next_block, ui.docs
+    columns: dict[str, array[int]] = {}
+    for name in _COLUMNS[:-2]:
+        columns[name] = array(_CODES[name], getattr(docs, name)[:top])
+    for name, index in (("every", ui.index), ("mine", ui.user_index)):
+        column = _blank(name, top)
+        held = index._lengths[:top]
+        column[: len(held)] = held
+        columns[name] = column
+    terms: Lists = {}
+    for term, entry in ui.index._unpacked().items():
+        terms[term] = (array(U32, entry.ids), array(U32, entry.tfs), array(U32), array(U32))
+    for term, entry in ui.user_index._unpacked().items():
+        found = terms.setdefault(term, (array(U32), array(U32), array(U32), array(U32)))
+        terms[term] = (found[0], found[1], array(U32, entry.ids), array(U32, entry.tfs))
+    return Segment(top, None, columns, list(ui.convs.values()), terms)
+
+
+def _merged_terms(old: Lists, new: Lists, redefined: set[int]) -> Lists:
+    """Each term's postings of both segments, the older ones of a redefined stretch dropped."""
+    out: Lists = dict(new)
+    for term, four in old.items():
+        kept = _without(four, redefined)
+        if term not in out:
+            out[term] = kept
+            continue
+        out[term] = _joined(kept, out[term])
+    return {t: four for t, four in out.items() if four[0] or four[2]}
+
+
+def _without(four: Any, redefined: set[int]) -> Any:
+    """A term's postings in a segment (both indexes) without the stretches `redefined`."""
+    out = []
+    for ids, tfs in (four[:2], four[2:]):
+        keep = list(map(redefined.__contains__, ids))  # C-level passes: lists are long
+        out += [array(U32, compress(ids, map(not_, keep))),
+                array(U32, compress(tfs, map(not_, keep)))]  # fmt: skip
+    return tuple(out)
+
+
+def _dropped(four: Four, stale: set[int]) -> Four:
+    """A term's postings in a segment (both indexes, ids ascending) without the stretches
+    `stale`: each looked up when few against a long list (a request loading the dense
+    segment's lists, long for a large user: no pass over every posting in Python)."""
+    if len(stale) * _BISECT_SHARE >= len(four[0]) + len(four[2]):
+        if stale.isdisjoint(four[0]) and stale.isdisjoint(four[2]):
+            return four
+        return _without(four, stale)  # type: ignore[no-any-return]
+    out: list[array[int]] = []
+    for ids, tfs in (four[:2], four[2:]):
+        at = sorted(i for i in map(_place(ids), stale) if i >= 0)
+        if at:  # the slices between them, copied in C
+            ids, tfs = _cut(ids, at), _cut(tfs, at)
+        out += [ids, tfs]
+    return out[0], out[1], out[2], out[3]
+
+
+def _place(ids: array[int]) -> Callable[[int], int]:
+    """A function giving where a stretch is in `ids` (ascending), -1 if not there."""
+
+    def place(doc: int) -> int:
+        i = bisect_left(ids, doc)
+        return i if i < len(ids) and ids[i] == doc else -1
+
+    return place
+
+
+def _cut(values: array[int], at: list[int]) -> array[int]:
+    """`values` without the items at the places `at` (ascending)."""
+    out, start = array(values.typecode), 0
+    for i in at:
+        out += values[start:i]
+        start = i + 1
+    out += values[start:]
+    return out
+
+
+def _joined(a: Any, b: Any) -> Any:
+    """Two segments' postings of a term (no stretch in both) as one, ids ascending."""
+    out = []
+    for ids_at, tfs_at in ((0, 1), (2, 3)):
+        pairs = sorted(zip([*a[ids_at], *b[ids_at]], [*a[tfs_at], *b[tfs_at]], strict=True))
+        out += [array(U32, (d for d, _ in pairs)), array(U32, (t for _, t in pairs))]
+    return tuple(out)
+
+
+def conv_meta(conv: Conv) -> list[Any]:
+    """What a segment keeps of a conversation (its stretches' ids follow, as arrays)."""
     last = conv.last
     return [conv.id, conv.name, conv.seq, conv.turns, len(conv.docs), conv.next_id,
             conv.block_end, conv.block, sorted(conv.redacted),
             [last.user, last.other, last.said, last.every, last.mine]]  # fmt: skip
 
 
-def dump(ui: UserIndex) -> bytes:
-    """`ui` as bytes for `load` (call under `ui.lock`, after a sync)."""
-    docs = ui.docs
-    convs = list(ui.convs.values())
-    meta = json.dumps([ui.user, [_conv_meta(c) for c in convs]], ensure_ascii=False,
-                      separators=(",", ":")).encode("utf-8", "surrogatepass")  # fmt: skip
-    ids = b"".join(_raw(c.docs) + _raw(c.firsts) for c in convs)
-    index, user_index = b"".join(flat.dump(ui.index)), b"".join(flat.dump(ui.user_index))
-    checked = b"".join((_raw(docs.conv), *(_raw(getattr(docs, c)) for c in _INT_COLUMNS),
-                        bytes(docs.dated), bytes(docs.alive), meta, ids))  # fmt: skip
-    header = _HEADER.pack(
-        _MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap, ui.next_block, ui.dead,
-        len(docs), len(meta), len(ids), len(index), len(user_index), zlib.crc32(checked),
-    )  # fmt: skip
-    return b"".join((header, checked, index, user_index))
+def _conv(meta: list[Any]) -> Conv:
+    cid, name, seq, turns, _k, next_id, block_end, block, redacted, last = meta
+    conv = Conv(int(cid), str(name), int(seq), int(turns))
+    conv.next_id, conv.block_end, conv.block = int(next_id), int(block_end), int(block)
+    conv.redacted = set(map(int, redacted))
+    user, other, said, every, mine = last
+    conv.last = Open(list(user), list(other), list(said), dict(every), dict(mine))
+    return conv
 
 
-def load(ui: UserIndex, data: bytes | memoryview) -> bool:
-    """Fill `ui` (new, empty) from `dump` bytes; False, `ui` left empty, if they are not bytes
-    of this version for this user, tokenizer and gap, or are damaged."""
-    view = memoryview(data)
-    try:
-        head = _HEADER.unpack_from(view)
-        magic, version, order, tokenizer, gap, next_block, dead, n, *sizes, crc = head
-        ours = (_MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap)
-        if (magic, version, order, tokenizer, gap) != ours:
-            return False
-        body = view[_HEADER.size :]
-        meta_size, ids_size, index_size, user_size = sizes
-        docs, at = _docs(body, n)
-        end = at + meta_size + ids_size
-        if end + index_size + user_size != len(body) or zlib.crc32(body[:end]) != crc:
-            return False
-        user, metas = json.loads(bytes(body[at : at + meta_size]).decode("utf-8", "surrogatepass"))
-        if user != ui.user:
-            return False
-        convs, _ = _convs(metas, body, at + meta_size)
-        index = flat.load(body[end : end + index_size])
-        user_index = flat.load(body[end + index_size :])
-    except (struct.error, ValueError, TypeError, KeyError, IndexError):
-        return False
-    ui.docs, ui.convs, ui.index, ui.user_index = docs, convs, index, user_index
-    ui.next_block, ui.dead = next_block, dead
-    ui.warmed = len(index)  # its long lists are grouped when a query first walks them
-    return True
+@dataclass
+class Parts:
+    """A user's segments, oldest first, assembled: which segment holds each stretch now."""
+
+    segments: list[tuple[int, Segment]]
+    top: int  # the ids any segment may hold: 0 to top - 1
+    stale: dict[int, set[int]]  # by segment: the stretches newer ones hold (again or anew)
+
+    @classmethod
+    def of(cls, segments: list[tuple[int, Segment]]) -> Parts:
+        top = max((s.next_block for _, s in segments), default=0)
+        stale: dict[int, set[int]] = {}
+        newer: set[int] = set()
+        for number, segment in reversed(segments):
+            stale[number] = set(newer)
+            if segment.ids is not None:
+                newer.update(segment.ids)
+            elif number != segments[0][0]:
+                raise ValueError("a dense segment after the oldest")
+        return cls(segments, top, stale)
+
+    def fill(self, ui: UserIndex, terms: Mapping[str, list[tuple[int, bytes]]]) -> None:
+        """Fill `ui` (new, empty) with the segments and `terms`' postings (each term's rows
+        as (segment, bytes)); ValueError, `ui` left empty, if they do not fit together."""
+        columns, stats = self._columns()
+        docs = Docs()
+        for name in _COLUMNS[:-4]:
+            setattr(docs, name, columns[name])
+        docs.dated, docs.alive = bytearray(columns["dated"]), bytearray(columns["alive"])
+        convs: dict[int, Conv] = {}
+        for _number, segment in self.segments:  # oldest first: a newer one's conversation wins
+            convs.update((c.id, c) for c in segment.convs)
+        lists = {term: self._postings(rows) for term, rows in terms.items()}
+        for name, at in (("every", 0), ("mine", 2)):
+            index = _index(columns[name], stats[name],
+                           {t: _one(p.parts, at) for t, p in lists.items()})  # fmt: skip
+            for t, found in lists.items():
+                entry = index._postings.get(t)
+                if found.kept is not None and found.groups[at // 2] and entry is not None:
+                    assert isinstance(entry, Postings)
+                    entry.bands = found.grouped(at, columns[name])
+            if name == "every":
+                ui.index = index
+            else:
+                ui.user_index = index
+        ui.docs, ui.convs = docs, convs
+        ui.next_block = self.top
+        ui.warmed = len(ui.index)
+
+    def _columns(self) -> tuple[dict[str, array[int]], dict[str, Stats]]:
+        """Each column over every id, the newest segment's value where several hold one;
+        each index's `Stats` (kept by the dense segment, followed through the others)."""
+        top, segments = self.top, self.segments
+        first = segments[0][1] if segments else None
+        dense = first is not None and first.ids is None
+        out, stats = {}, {}
+        for name in _COLUMNS:
+            if first is not None and dense:  # taken (the segment is read for this load alone)
+                column = first.columns[name]
+                column.extend(_blank(name, top - len(column)))
+            else:
+                column = _blank(name, top)
+            held = first.stats[name == "mine"] if first is not None and dense else (0, 0, 0)
+            for _number, segment in segments:
+                if segment.ids is None:
+                    continue
+                if name in ("every", "mine"):
+                    held = _restated(held, column, segment.ids, segment.columns[name])
+                _scatter(column, segment.ids, segment.columns[name])
+            out[name], stats[name] = column, held
+        return out, stats
+
+    def _postings(self, rows: list[tuple[int, bytes]]) -> _Term:
+        """A term's rows as each segment's postings of the stretches it still holds, and the
+        dense segment's grouped lists if it kept them."""
+        term = _Term([], None, [], set())
+        dense = self.segments[0][0] if self.segments and self.segments[0][1].ids is None else -1
+        for number, data in sorted(rows, key=lambda r: r[0]):
+            four, grouped = read_term_grouped(data)
+            if any(a and a[-1] >= self.top for a in four[::2]):
+                raise ValueError("postings name a stretch no segment holds")
+            stale = self.stale.get(number)
+            if stale is None:
+                raise ValueError("postings of a segment not read")
+            if number == dense and (grouped[0] or grouped[1]):
+                term.kept, term.groups, term.stale = four, grouped, stale
+            elif number != dense:
+                term.newer.append(four)
+            if stale:
+                four = _dropped(four, stale)
+            term.parts.append(four)
+        return term
 
 
-def _docs(body: memoryview, n: int) -> tuple[Docs, int]:
-    docs = Docs()
-    docs.conv, at = flat.read_array("q", body, 0, n)
-    for column in _INT_COLUMNS:
-        values, at = flat.read_array("i", body, at, n)
-        setattr(docs, column, values)
-    if at + 2 * n > len(body):
-        raise ValueError("truncated")
-    docs.dated = bytearray(body[at : at + n])
-    docs.alive = bytearray(body[at + n : at + 2 * n])
-    return docs, at + 2 * n
+@dataclass
+class _Term:
+    """A term's postings as a load reads them: each segment's (`parts`, stale ones dropped);
+    the dense segment's as kept (`kept`, None if it kept no grouped list) with its grouped
+    lists and the stretches newer segments hold; the newer segments' postings."""
+
+    parts: list[Four]
+    kept: Four | None
+    newer: list[Four]
+    stale: set[int]
+    groups: list[memoryview] = field(default_factory=list)
+
+    def grouped(self, at: int, lengths: array[int]) -> Bands:
+        """The index's (`at`: 0 every word, 2 the user's) grouped list of the term: the dense
+        segment's, less the stretches newer segments hold, plus theirs (a few each)."""
+        assert self.kept is not None
+        bands = _bands(self.groups[at // 2])
+        ids, tfs = self.kept[at], self.kept[at + 1]
+        for doc in self.stale:
+            i = bisect_left(ids, doc)
+            if i < len(ids) and ids[i] == doc:
+                band = bands[tfs[i]]
+                k = next(k for k, group in enumerate(band.groups) if doc in group)
+                band.drop(band.lengths[k], doc)
+        for four in self.newer:
+            for doc, tf in zip(four[at], four[at + 1], strict=True):
+                if tf not in bands:
+                    bands[tf] = Band()
+                bands[tf].put(lengths[doc], doc)
+        return {tf: band for tf, band in bands.items() if band.lengths}
 
 
-def _convs(metas: list[Any], body: memoryview, at: int) -> tuple[dict[int, Conv], int]:
-    convs: dict[int, Conv] = {}
-    for cid, name, seq, turns, k, next_id, block_end, block, redacted, last in metas:
-        conv = Conv(int(cid), str(name), int(seq), int(turns))
-        conv.docs, at = flat.read_array("i", body, at, int(k))
-        conv.firsts, at = flat.read_array("i", body, at, int(k))
-        conv.next_id, conv.block_end, conv.block = int(next_id), int(block_end), int(block)
-        conv.redacted = set(map(int, redacted))
-        user, other, said, every, mine = last
-        conv.last = Open(list(user), list(other), list(said), dict(every), dict(mine))
-        convs[conv.id] = conv
-    return convs, at
+def _scatter(column: Any, ids: Iterable[int], values: Iterable[int]) -> None:
+    """column[ids[k]] = values[k] for each k, in one C-level pass."""
+    deque(map(column.__setitem__, ids, values), maxlen=0)
+
+
+def _one(parts: list[Any], at: int) -> tuple[array[int], array[int]]:
+    """One index's postings of a term over its segments' parts (each ascending, no id in two
+    of them), ids ascending: the longest part, the others' few postings put in place."""
+    parts = sorted(parts, key=lambda four: -len(four[at]))
+    ids, tfs = (
+        array(U32, parts[0][at] if parts else ()),
+        array(U32, parts[0][at + 1] if parts else ()),
+    )
+    rest = [(d, t) for four in parts[1:] for d, t in zip(four[at], four[at + 1], strict=True)]
+    if len(rest) > 64:  # many: sorted once
+        pairs = sorted([*zip(ids, tfs, strict=True), *rest])
+        return array(U32, (d for d, _ in pairs)), array(U32, (t for _, t in pairs))
+    for doc, tf in rest:
+        i = bisect_left(ids, doc)
+        ids.insert(i, doc)
+        tfs.insert(i, tf)
+    return ids, tfs
+
+
+def _restated(held: Stats, column: array[int], ids: array[int], values: array[int]) -> Stats:
+    """`held` once `ids` take `values` in `column` (before they do): a few stretches a save.
+    A stretch replaced may have been the shortest: the shortest kept then stays a lower
+    bound (what the pruning needs), as an index's own does until it is next asked for."""
+    count, total, shortest = held
+    for doc, new in zip(ids, values, strict=True):
+        old = column[doc]
+        if old != _ABSENT:
+            count, total = count - 1, total - old
+        if new != _ABSENT:
+            count, total = count + 1, total + new
+            shortest = new if count == 1 or new < shortest else shortest
+    return count, total, shortest if count else 0
+
+
+def _index(
+    lengths: array[int], stats: Stats, lists: Mapping[str, tuple[array[int], array[int]]]
+) -> Index:
+    """An index of the stretches `lengths` holds (the others `_ABSENT`), holding the postings
+    `lists` (the terms a query needs: its statistics, `stats`, are the whole index's)."""
+    index = Index()
+    index._lengths = lengths
+    index._count, index._total_len, shortest = stats
+    index._min_len = shortest if index._count else None
+    top = len(lengths) - 1
+    while top >= 0 and lengths[top] == _ABSENT:
+        top -= 1
+    index._top = top
+    index._postings = {t: Postings(ids, tfs, -1) for t, (ids, tfs) in lists.items() if ids}
+    return index

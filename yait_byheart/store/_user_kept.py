@@ -1,0 +1,178 @@
+"""A user's recall index read from and written to the pieces the store keeps (`_user_saved`).
+
+Reading (`loaded`) happens in the transaction that reads the user's conversations: the
+generation (what a write must still find), the user's version, every segment's columns, and
+the postings of the terms the query needs (all of them for an index kept for many queries).
+
+Writing (`save`) adds one segment, the stretches indexed since the pieces were read, as soon
+as a few turns are missing from them (a save is small), merging the newest segments while the
+one before is no more than twice the size of the new one, so a term has O(log n) rows. It is
+conditional on the generation (a redaction, repair or deletion since drops every piece, and
+the bytes built before it never land after it) and on the user's version (two store objects
+that read the same pieces never both add the same stretches: the second one skips).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from . import _user_saved as user_saved
+from ._errors import StoreFullError, StoreReadOnlyError, StoreUnavailableError
+from ._sql import vectors_in
+from ._user_index import UserIndex
+
+if TYPE_CHECKING:
+    from ._core import StoreCore
+
+# Turns a loaded index may lack before a recall writes a segment of them: each request that
+# follows the rows past the pieces tokenizes what they lack, a save costs a small write.
+SAVE_AFTER = 8
+# Terms asked in one statement (SQLite allows 32,766 parameters; PostgreSQL 65,535).
+_CHUNK = 500
+# Where the store refuses a write (or is busy past its timeout): the pieces, a cache, are not
+# written; a later recall tries again.
+_UNWRITABLE = (StoreReadOnlyError, StoreFullError, StoreUnavailableError)
+
+
+def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) -> None:
+    """In the transaction that reads the user's conversations: the count of dropped recall
+    indexes (`ui.gen`, which a write of `ui` must still find), and the user's pieces loaded
+    into `ui` if it may be, with the postings of `terms` (every term's when `ui.whole`)."""
+    q = store._dialect.sql
+    gen = conn.execute(q["recall_generation"]).fetchone()
+    ui.gen = int(gen[0]) if gen is not None else -1
+    if not ui.loadable or ui.convs:
+        return
+    row = conn.execute(q["recall_version"], (ui.user,)).fetchone()
+    if row is None:
+        return
+    ui.version = int(row[0])  # a full write replaces what is kept, however damaged
+    try:
+        rows = store._dialect.read_rows(conn, q["recall_segments"], (ui.user,))
+        segments = [(int(n), user_saved.load_segment(ui, bytes(data))) for n, _, data in rows]
+        parts = user_saved.Parts.of(segments)
+        parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms))
+    except (ValueError, TypeError, KeyError, IndexError):
+        return  # built from the rows instead, and written whole
+    ui.scope = None if ui.whole else terms
+    ui.segments = [(int(n), int(size)) for n, size, _ in rows]
+    ui.fresh = {}
+    for conv in ui.convs.values():
+        conv.kept_seq = conv.seq
+    ui.saved = ui.turns()
+
+
+def _postings(
+    store: StoreCore, conn: Any, user: str, terms: frozenset[str] | None
+) -> dict[str, list[tuple[int, bytes]]]:
+    """Each of `terms`' rows (every term's if None) as (segment, bytes), by term."""
+    dialect = store._dialect
+    if terms is None:
+        rows = dialect.read_rows(conn, dialect.sql["recall_every_term"], (user,))
+    else:
+        keys = sorted(t.encode("utf-8", "surrogatepass") for t in terms)
+        rows = []
+        for at in range(0, len(keys), _CHUNK):
+            chunk = keys[at : at + _CHUNK]
+            sql = vectors_in(dialect.sql, len(chunk), dialect.param, "recall_terms_in")
+            rows += dialect.read_rows(conn, sql, (user, *chunk))
+    out: dict[str, list[tuple[int, bytes]]] = {}
+    for term, seg, data in rows:
+        out.setdefault(bytes(term).decode("utf-8", "surrogatepass"), []).append(
+            (int(seg), bytes(data))
+        )  # fmt: skip
+    return out
+
+
+def due(ui: UserIndex) -> bool:
+    """Whether `ui` should be written now: built from the rows, or past `SAVE_AFTER` turns
+    beyond its pieces, and nothing since its first rows forbids it."""
+    if ui.gen is None or ui.gen < 0 or ui.dead:
+        return False
+    return ui.fresh is None or ui.turns() - ui.saved >= SAVE_AFTER
+
+
+def save(store: StoreCore, ui: UserIndex) -> None:
+    """Write what the pieces lack of `ui` (call under `ui.lock`, after a sync) when `due`."""
+    if not due(ui):
+        return
+    total = ui.turns()
+    if ui.fresh is None:
+        segment = user_saved.whole_segment(ui)
+    else:
+        changed = [c for c in ui.convs.values() if c.seq != c.kept_seq]
+        segment = user_saved.new_segment(ui, ui.fresh, changed)
+    dialect = store._dialect
+    written: list[tuple[int, int]] | None = None
+    with (
+        contextlib.suppress(*_UNWRITABLE), store._failing("the recall index"), store._lock,
+        store._transaction(dialect.write_begin) as conn,
+    ):  # fmt: skip
+        written = _write(store, conn, ui, segment)
+    if written is not None:
+        ui.segments = written
+        ui.version = max(ui.version, 0) + 1
+        ui.fresh, ui.saved = {}, total
+        for conv in ui.convs.values():
+            conv.kept_seq = conv.seq
+
+
+def _write(
+    store: StoreCore, conn: Any, ui: UserIndex, segment: user_saved.Segment
+) -> list[tuple[int, int]] | None:
+    """In a write transaction: `segment` added to the user's pieces (replacing them all for a
+    whole index), merged with the newest ones; the segments then, or None if not written."""
+    dialect = store._dialect
+    q, user = dialect.sql, ui.user
+    # Locked: a deletion or redaction counts first, so it waits for this write (and then
+    # drops what it wrote), or this write waits for it and finds the count moved.
+    gen = conn.execute(q["recall_generation"] + dialect.lock_for_delete).fetchone()
+    row = conn.execute(q["recall_version"], (user,)).fetchone()
+    version = int(row[0]) if row is not None else -1
+    if gen is None or int(gen[0]) != ui.gen or version != ui.version:
+        ui.gen = -1  # words taken away since, or another store object wrote: never written
+        return None
+    number = 1 + max((n for n, _ in ui.segments), default=-1)
+    segments = list(ui.segments)
+    if ui.fresh is None:
+        conn.execute(q["drop_user_recall_segments"], (user,))
+        conn.execute(q["drop_user_recall_terms"], (user,))
+        segments = []
+    while segments and segments[-1][1] <= 2 * len(segment):
+        older = segments[-1][0]
+        try:
+            segment = _read(store, conn, ui, older).merged_into(segment)
+        except ValueError:  # damaged where no query read it yet: left as it is
+            break
+        segments.pop()
+        conn.execute(q["drop_recall_segment"], (user, older))
+        conn.execute(q["drop_recall_segment_terms"], (user, older))
+    dense = not segments  # the oldest: most of the index, copied by a load
+    conn.execute(q["put_recall_segment"], (user, number, len(segment), segment.dump(ui, dense)))
+    lengths = segment.lengths() if dense else None
+    rows = [
+        (user, t.encode("utf-8", "surrogatepass"), number, user_saved.term_bytes(four, lengths))
+        for t, four in segment.terms.items()
+    ]
+    cur = conn.cursor()
+    try:
+        cur.executemany(q["put_recall_term"], rows)
+    finally:
+        cur.close()
+    conn.execute(q["set_recall_version"], (user, max(version, 0) + 1))
+    return [*segments, (number, len(segment))]
+
+
+def _read(store: StoreCore, conn: Any, ui: UserIndex, number: int) -> user_saved.Segment:
+    """Segment `number` of the user, with every term's postings (for a merge)."""
+    q = store._dialect.sql
+    row = store._dialect.read_row(conn, q["recall_segment"], (ui.user, number))
+    if row is None:
+        raise ValueError("a segment read is gone")
+    segment = user_saved.load_segment(ui, bytes(row[0]))
+    for term, _seg, data in store._dialect.read_rows(
+        conn, q["recall_segment_terms"], (ui.user, number)
+    ):
+        segment.terms[bytes(term).decode("utf-8", "surrogatepass")] = user_saved.read_term(data)
+    return segment
