@@ -62,13 +62,20 @@ def test_a_kept_context_grows_by_less_than_the_long_replies() -> None:
     assert written(hold) < written(today)
 
 
-def test_with_the_fresh_floor_it_holds_every_stretch_a_fresh_selection_sends() -> None:
-    held = replay(
-        Memory(budget=2_000, tuning=Tuning(hold_long_replies=True, fresh_floor=True)), LONG
-    )
-    fresh = replay(Memory(budget=2_000, stability=0), LONG)
-    for s, f in zip(held, fresh, strict=True):
-        assert set(f["included"]) <= set(s["included"])
+def test_with_the_fresh_floor_a_kept_call_holds_what_a_fresh_selection_sends() -> None:
+    """Rule 5 is the guard the hold-back needs: a kept context that leaves long replies out
+    still sends every stretch of the fresh selection. (A rebuild selects around the held
+    exchange, so it may pick other stretches than a fresh selection that can pick its pieces.)"""
+
+    def missing(tuning: Tuning) -> int:
+        held = replay(Memory(budget=2_000, tuning=tuning), LONG)
+        fresh = replay(Memory(budget=2_000, stability=0), LONG)
+        pairs = [(s, f) for s, f in zip(held, fresh, strict=True) if not s["reselected"]]
+        assert len(pairs) > 5
+        return sum(not set(f["included"]) <= set(s["included"]) for s, f in pairs)
+
+    assert missing(Tuning(hold_long_replies=True, fresh_floor=True)) == 0
+    assert missing(HOLD) > 0  # without rule 5 a kept call misses pieces a later query needs
 
 
 def test_off_by_default_and_a_chat_of_short_turns_composes_as_before() -> None:
