@@ -311,7 +311,7 @@ class Composer:
         t = self.ranker.tuning
         if not t.send_uncached or self.stability == 0 or not ctx.block:
             return False
-        size, growth = float(ctx.size), self._exchange_growth(request)
+        size, growth = float(ctx.size), self._exchange_growth(request, self._by_pieces(ctx))
         write = min(t.cache_write, 1.0)  # as an automatic cache bills
         limit = _selection.keep_limit(
             self.budget, growth, ceiling=self.ceiling, cache_write=write,
@@ -322,11 +322,12 @@ class Composer:
         )
         return cost >= size
 
-    def _exchange_growth(self, request: Request) -> float:
+    def _exchange_growth(self, request: Request, by_pieces: bool) -> float:
         """The median size of the exchanges (a user request and what followed it) before
         `request`, over the last EXCHANGES of them: what a kept context appends per call,
         read from the conversation alone, so a reopened Memory decides the same (the
-        median: one exceptional reply does not set the rate)."""
+        median: one exceptional reply does not set the rate). `by_pieces`: the context
+        carries long replies by their pieces, so only the rest of an exchange counts."""
         conv = self.conv
         end = min(request.current, len(conv.entries))
         starts = self._exchange_starts(request, EXCHANGES)
@@ -334,8 +335,16 @@ class Composer:
             return 0.0
         bounds = [end, *starts]
         return float(statistics.median(
-            sum(conv.sizes[a:b]) / self._calls_in(a, b) for b, a in itertools.pairwise(bounds)
+            self._appended(a, b, by_pieces) / self._calls_in(a, b)
+            for b, a in itertools.pairwise(bounds)
         ))  # fmt: skip
+
+    def _appended(self, start: int, end: int, by_pieces: bool) -> int:
+        """What a kept context appends of entries `start` to `end`."""
+        conv = self.conv
+        if not by_pieces:
+            return sum(conv.sizes[start:end])
+        return sum(conv.sizes[i] for i in range(start, end) if carried(conv, i))
 
     def _exchange_starts(self, request: Request, n: int) -> list[int]:
         """The first entries of the last `n` exchanges before `request`, newest first,
@@ -373,7 +382,7 @@ class Composer:
         if not self._by_pieces(ctx):
             return sum(sizes[ctx.upto :])
         end = max(upto, ctx.upto)
-        kept = sum(sizes[i] for i in range(ctx.upto, end) if carried(self.conv, i))
+        kept = self._appended(ctx.upto, end, True)
         return kept + sum(sizes[end:])
 
     def _held_exchange(self, request: Request, q_size: int) -> int | None:
@@ -395,7 +404,7 @@ class Composer:
         start = conv.starts[k] if k < len(conv.starts) else conv.open_start
         end = min(request.current, len(conv.entries))
         whole = sum(conv.sizes[start:end])
-        kept = sum(conv.sizes[i] for i in range(start, end) if carried(conv, i))
+        kept = self._appended(start, end, True)
         if kept == whole:
             return None  # no long reply in it
         w, r = t.cache_write, t.cache_read
