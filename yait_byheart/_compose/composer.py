@@ -33,7 +33,7 @@ from .._turns.render import (
 )
 from . import external as _external
 from . import selection as _selection
-from .context import ENTRY, Item, SentContext, loose_item
+from .context import ENTRY, Item, SentContext, carried, loose_item
 from .elide import fit_round
 
 Result = dict[str, Any]
@@ -51,6 +51,9 @@ class Plan:
     # Entries from here on are sent as themselves, never as settled stretches: the open
     # stretch, and the stretches the request being answered spans (an agent's long rounds).
     live: int = 0
+    # Where what the selection's room leaves out begins (`live`, but for a newest exchange
+    # held back: it is sent beside the selection, as a kept context would have appended it).
+    own: int = 0
     rebuilt: bool = False
     fresh: list[int] = field(default_factory=list)  # this query's fresh selection, best first
     # The fresh selection's stretches the kept context lacks, sent after it uncached (rule 5),
@@ -140,9 +143,13 @@ class Composer:
                 f"ceiling x budget = {limit}; shorten it, or raise budget or ceiling"
             )
         upto = min(self.conv.pending(), request.current)
-        plan = Plan(ctx=None, growth=self.growth, upto=upto, live=self._live_start(request))
+        live = own = self._live_start(request)
+        held = self._held_exchange(request, q_size)
+        if held is not None:  # sent after the kept context, not appended to it
+            live, upto = min(live, held), min(upto, held)
+        plan = Plan(ctx=None, growth=self.growth, upto=upto, live=live, own=own)
         plan.counts["composes"] += 1
-        open_size = self._live_size(plan.live)
+        open_size = self._live_size(own)
         ext_text, sources = self._external(request, limit - q_size - open_size)
         ext_size = self.measure(ext_text) if ext_text else 0
         room = self.budget - q_size - ext_size
@@ -181,7 +188,7 @@ class Composer:
     def _fallbacks(self, plan: Plan, request: Request, room: int) -> list[list[int]]:
         if plan.rebuilt:
             return [[]]
-        fresh, _ = self._select(request, room - self._live_size(plan.live))
+        fresh, _ = self._select(request, room - self._live_size(plan.own), plan.live)
         return [fresh, []]
 
     def _choose(self, plan: Plan, request: Request, room: int) -> SentContext:
@@ -190,13 +197,13 @@ class Composer:
             if ctx is not None and ctx.start == 0 and not ctx.stretches:
                 return self._extended(plan, ctx, [])
             return self._rebuild_everything(plan)
-        fresh, weights = self._select(request, room - self._live_size(plan.live))
+        fresh, weights = self._select(request, room - self._live_size(plan.own), plan.live)
         plan.fresh = fresh
         if ctx is None or self.stability == 0:
             return self._rebuild(plan, fresh)
         t = self.ranker.tuning
-        first = ctx.entries_from(conv)
-        kept = {u for u in fresh if u >= first or u in ctx.stretches}
+        by_pieces = self._by_pieces(ctx)
+        kept = {u for u in fresh if ctx.holds(conv, u, by_pieces)}
         joining = _selection.joining(
             kept, fresh, weights, stability=self.stability, shared_score=t.shared_score,
             strong_join=t.strong_join,
@@ -208,7 +215,7 @@ class Composer:
             # tail), so the messages would end with memory, not with it. Built again, they
             # end with it.
             return self._rebuild(plan, fresh)
-        new_size = sum(conv.sizes[ctx.upto :])
+        new_size = self._new_size(ctx, plan.upto)
         grown = ctx.size + new_size + sum(conv.stretch_sizes[u] for u in joining)
         if grown > self._keep_limit() - (self.budget - room):
             return self._rebuild(plan, fresh)
@@ -244,27 +251,29 @@ class Composer:
         if not ASKS.search(request.select_by):
             return []  # a statement's words are not parts of a question to answer
         conv = self.conv
+        by_pieces = self._by_pieces(ctx)
         recent = range(ctx.entries_from(conv), len(conv.starts))
-        held = ctx.stretches.union(joining, recent)
+        held = ctx.stretches.union(joining, (u for u in recent if ctx.holds(conv, u, by_pieces)))
         among = [u for u in fresh[: len(weights)] if u not in held]
         return self.ranker.uncovered(request.select_by, held, among)
 
-    def _select(self, request: Request, room: int) -> tuple[list[int], list[float]]:
+    def _select(self, request: Request, room: int, live: int) -> tuple[list[int], list[float]]:
         conv, ranker = self.conv, self.ranker
         exact = ranker.exact_k()
         return _selection.select(
-            self._ranked(request), conv.stretch_sizes, room, exact=exact,
+            self._ranked(request, live), conv.stretch_sizes, room, exact=exact,
             sliver=conv.shape.stretch_size // 2, misfits=ranker.tuning.misfits,
             saving=conv.join_saving,
         )  # fmt: skip
 
-    def _ranked(self, request: Request) -> Iterator[tuple[int, float]]:
-        """The ranking for the request, less the stretches it spans (an agent's long tool
-        rounds closed them): those are sent as they happened, after the selection."""
+    def _ranked(self, request: Request, live: int) -> Iterator[tuple[int, float]]:
+        """The ranking for the request, less the stretches from `live` on (those the request
+        spans, which an agent's long tool rounds closed, and a newest exchange held back):
+        those are sent as they happened, after the selection."""
         ranked = self.ranker.ranked(request.select_by)
-        if request.current >= self.conv.open_start:
+        if live >= self.conv.open_start:
             return ranked
-        own = self.conv.stretch_of(request.current)
+        own = self.conv.stretch_of(live)
         return (r for r in ranked if r[0] < own)
 
     def _live_start(self, request: Request) -> int:
@@ -284,7 +293,7 @@ class Composer:
         conv = self.conv
         chosen: list[tuple[Item, Sequence[int]]] = []
         for uid in plan.fresh:
-            if ctx.holds(conv, uid):
+            if ctx.holds(conv, uid, self._by_pieces(ctx)):
                 continue
             item, shown = loose_item(conv, uid)
             if item.size <= room:
@@ -302,7 +311,7 @@ class Composer:
         t = self.ranker.tuning
         if not t.send_uncached or self.stability == 0 or not ctx.block:
             return False
-        size, growth = float(ctx.size), self._exchange_growth(request)
+        size, growth = float(ctx.size), self._exchange_growth(request, self._by_pieces(ctx))
         write = min(t.cache_write, 1.0)  # as an automatic cache bills
         limit = _selection.keep_limit(
             self.budget, growth, ceiling=self.ceiling, cache_write=write,
@@ -313,26 +322,43 @@ class Composer:
         )
         return cost >= size
 
-    def _exchange_growth(self, request: Request) -> float:
+    def _exchange_growth(self, request: Request, by_pieces: bool) -> float:
         """The median size of the exchanges (a user request and what followed it) before
         `request`, over the last EXCHANGES of them: what a kept context appends per call,
         read from the conversation alone, so a reopened Memory decides the same (the
-        median: one exceptional reply does not set the rate)."""
+        median: one exceptional reply does not set the rate). `by_pieces`: the context
+        carries long replies by their pieces, so only the rest of an exchange counts."""
+        conv = self.conv
+        end = min(request.current, len(conv.entries))
+        starts = self._exchange_starts(request, EXCHANGES)
+        if not starts:
+            return 0.0
+        bounds = [end, *starts]
+        return float(statistics.median(
+            self._appended(a, b, by_pieces) / self._calls_in(a, b)
+            for b, a in itertools.pairwise(bounds)
+        ))  # fmt: skip
+
+    def _appended(self, start: int, end: int, by_pieces: bool) -> int:
+        """What a kept context appends of entries `start` to `end`."""
+        conv = self.conv
+        if not by_pieces:
+            return sum(conv.sizes[start:end])
+        return sum(conv.sizes[i] for i in range(start, end) if carried(conv, i))
+
+    def _exchange_starts(self, request: Request, n: int) -> list[int]:
+        """The first entries of the last `n` exchanges before `request`, newest first,
+        looking back at most EXCHANGE_WALK turns."""
         conv = self.conv
         end = min(request.current, len(conv.entries))
         starts: list[int] = []
         t = conv.entries[end - 1].turn if end else -1
         stop = max(-1, t - EXCHANGE_WALK)
-        while t > stop and len(starts) < EXCHANGES:
+        while t > stop and len(starts) < n:
             if _asks(conv.turns[t]):
                 starts.append(conv.first_entry[t])
             t -= 1
-        if not starts:
-            return 0.0
-        bounds = [end, *starts]
-        return float(statistics.median(
-            sum(conv.sizes[a:b]) / self._calls_in(a, b) for b, a in itertools.pairwise(bounds)
-        ))  # fmt: skip
+        return starts
 
     def _calls_in(self, start: int, end: int) -> int:
         """The model calls an exchange (entries `start` to `end`) takes: one for its request
@@ -343,6 +369,46 @@ class Composer:
             any(p["type"] == "tool_result" for p in conv.turns[t].tools) for t in turns
         )  # fmt: skip
         return 1 + results
+
+    def _by_pieces(self, ctx: SentContext) -> bool:
+        """Whether `ctx` carries long replies by their pieces (`hold_long_replies`): only a
+        kept context built from a selection, whose pieces can join as stretches."""
+        return self.ranker.tuning.hold_long_replies and self.stability > 0 and ctx.selected
+
+    def _new_size(self, ctx: SentContext, upto: int) -> int:
+        """What the entries said since `ctx` add to what is sent: those it will carry (up to
+        `upto`) and every one after them (sent after it)."""
+        sizes = self.conv.sizes
+        if not self._by_pieces(ctx):
+            return sum(sizes[ctx.upto :])
+        end = max(upto, ctx.upto)
+        kept = self._appended(ctx.upto, end, True)
+        return kept + sum(sizes[end:])
+
+    def _held_exchange(self, request: Request, q_size: int) -> int | None:
+        """Where the newest exchange (the last request before the one being answered, and
+        what answered it) begins, at its stretch's start, when it holds a long reply and
+        sending it after the kept context costs less than writing it there (`hold_long_
+        replies`). Held back, it is billed once in full now and what a context carries of it
+        (`carried`) is written on the next call: whole + w x kept; written now, all of it
+        costs the write premium now and a read on the next call: (w + r) x whole."""
+        conv, t = self.conv, self.ranker.tuning
+        if not t.hold_long_replies or self.stability == 0:
+            return None
+        if conv.total_size <= self.budget - q_size:
+            return None  # the whole conversation fits: sent as it is, nothing selected
+        starts = self._exchange_starts(request, 1)
+        if not starts:
+            return None
+        k = conv.stretch_of(starts[0])
+        start = conv.starts[k] if k < len(conv.starts) else conv.open_start
+        end = min(request.current, len(conv.entries))
+        whole = sum(conv.sizes[start:end])
+        kept = self._appended(start, end, True)
+        if kept == whole:
+            return None  # no long reply in it
+        w, r = t.cache_write, t.cache_read
+        return start if whole + w * kept <= (w + r) * whole else None
 
     def _keep_limit(self) -> float:
         t = self.ranker.tuning
@@ -358,7 +424,7 @@ class Composer:
         and `stretches`."""
         new = ctx if own else ctx.copy()
         before = new.size
-        new.extend(self.conv, stretches, max(plan.upto, new.upto))
+        new.extend(self.conv, stretches, max(plan.upto, new.upto), by_pieces=self._by_pieces(new))
         if not plan.rebuilt:  # a rebuild is counted as a reselect, not as a kept context
             plan.counts["joined" if stretches else "kept"] += 1
         # Exponential average of growth per call (weight 0.2: about the last five calls).

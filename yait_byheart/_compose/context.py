@@ -96,9 +96,19 @@ class SentContext:
         self.stretches.add(uid)
         self.hold(shown)
 
-    def holds(self, conv: Conversation, uid: int) -> bool:
-        """Whether closed stretch `uid` is in it: selected, or among the entries it holds."""
-        return uid in self.stretches or uid >= self.entries_from(conv)
+    @property
+    def selected(self) -> bool:
+        """Built from a selection (not the whole conversation from its start)."""
+        return self.block > 0 or self.start > 0
+
+    def holds(self, conv: Conversation, uid: int, by_pieces: bool = False) -> bool:
+        """Whether closed stretch `uid` is in it: selected, or among the entries it holds (with
+        `by_pieces`, less those that open with a long reply's piece, which it leaves out)."""
+        if uid in self.stretches:
+            return True
+        if uid < self.entries_from(conv):
+            return False
+        return not by_pieces or carried(conv, conv.starts[uid])
 
     def add_entry(
         self, conv: Conversation, i: int, limit: int, replay: set[str] | None = None,
@@ -179,9 +189,14 @@ class SentContext:
         first = i - entry.part
         return first >= self.start and first + entry.parts <= limit
 
-    def extend(self, conv: Conversation, stretches: list[int], limit: int) -> None:
-        """Append the entries said since the last call (up to `limit`), then `stretches`."""
+    def extend(
+        self, conv: Conversation, stretches: list[int], limit: int, *, by_pieces: bool = False
+    ) -> None:
+        """Append the entries said since the last call (up to `limit`), then `stretches`;
+        with `by_pieces`, the pieces of long replies are left out (`carried`)."""
         for i in range(self.upto, limit):
+            if by_pieces and not carried(conv, i):
+                continue
             self.add_entry(conv, i, limit)
         self.upto = limit
         for uid in stretches:
@@ -205,6 +220,17 @@ class SentContext:
             held[t] = held.get(t, 0) + 1
         partial = [t for t, n in held.items() if n < conv.entries[conv.first_entry[t]].parts]
         return sorted(held), sorted(partial)
+
+
+def carried(conv: Conversation, i: int) -> bool:
+    """Whether a context that carries long replies by their pieces holds entry `i` as itself:
+    all but the pieces of a reply cut for being longer than a stretch (an assistant turn
+    without tools). Its pieces are stretches, which join when a later query needs them."""
+    entry = conv.entries[i]
+    if entry.parts == 1:
+        return True
+    turn = conv.turns[entry.turn]
+    return turn.role != "assistant" or bool(turn.tools)
 
 
 def loose_item(conv: Conversation, uid: int) -> tuple[Item, Sequence[int]]:

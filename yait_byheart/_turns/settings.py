@@ -69,6 +69,10 @@ class Tuning:
     fresh_floor: bool = False
     """The fresh selection's stretches a kept context lacks are sent after it, uncached
     (docs/prompt-cache.md, rule 5)."""
+    hold_long_replies: bool = False
+    """An experiment: a long reply (cut into pieces) is sent after the kept context, uncached,
+    while it is the newest exchange, and carried by its pieces once older (docs/prompt-cache.md,
+    "hold back long replies"). Off: it bills more on LongMemEval ("Chats with long replies")."""
     send_uncached: bool = False
     """A rebuild whose cycle of kept calls costs more per call than sending it uncached is
     sent uncached and not kept, and a trimmed compose unmarked (docs/prompt-cache.md, rule 6):
