@@ -85,17 +85,23 @@ def test_a_chat_of_short_turns_composes_as_before() -> None:
 def test_rule_6_decides_the_same_in_every_store_handle(stores: Stores) -> None:
     """A new store handle per request (the deployment shape) composes as one long-lived
     Memory: what rule 6 reads is the conversation itself."""
-    alone = replay(Memory(budget=2_000, tuning=ON), LONG[:40])
+    results = replay_per_request(stores, ON)
+    assert any(r["stable_upto"] == -1 for r in results)
+
+
+def replay_per_request(stores: Stores, tuning: Tuning) -> list[dict[str, Any]]:
+    """LONG's first 40 turns, each request on a new store handle (as a web worker opens one);
+    the composes, checked equal to one long-lived Memory's."""
+    alone = replay(Memory(budget=2_000, tuning=tuning), LONG[:40])
     results: list[dict[str, Any]] = []
     for role, text in LONG[:40]:
-        store = stores.open()  # a new handle per request, as a web worker opens one
-        mem = store.open("c", budget=2_000, tuning=ON)
+        mem = stores.open().open("c", budget=2_000, tuning=tuning)
         if role == "user":
             results.append(dict(mem.compose(text)))
         mem.append(role, text)
     assert [r["messages"] for r in results] == [r["messages"] for r in alone]
     assert [r["stable_upto"] for r in results] == [r["stable_upto"] for r in alone]
-    assert any(r["stable_upto"] == -1 for r in results)
+    return results
 
 
 @pytest.mark.parametrize("turns", [LONG, SHORT], ids=["long replies", "short turns"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests._stores import Stores, stores_fixture  # noqa: F401 (the fixture)
-from tests.test_compose_cache_policy import LONG, SHORT, replay
+from tests.test_compose_cache_policy import LONG, SHORT, replay, replay_per_request
 from yait_byheart import Memory, Tuning
 
 HOLD = Tuning(hold_long_replies=True)
@@ -91,13 +91,4 @@ def test_off_by_default_and_a_chat_of_short_turns_composes_as_before() -> None:
 def test_every_store_handle_holds_back_the_same(stores: Stores) -> None:
     """A new store handle per request composes as one long-lived Memory: the kept context,
     without the long replies it leaves out, is saved and read back item by item."""
-    alone = replay(Memory(budget=2_000, tuning=HOLD), LONG[:40])
-    results: list[dict[str, Any]] = []
-    for role, text in LONG[:40]:
-        store = stores.open()
-        mem = store.open("c", budget=2_000, tuning=HOLD)
-        if role == "user":
-            results.append(dict(mem.compose(text)))
-        mem.append(role, text)
-    assert [r["messages"] for r in results] == [r["messages"] for r in alone]
-    assert [r["stable_upto"] for r in results] == [r["stable_upto"] for r in alone]
+    assert replay_per_request(stores, HOLD)  # equal to one long-lived Memory's, non-empty
