@@ -762,6 +762,8 @@ class SQLiteStore(_Store):
         _files.check_path(where, self.path)
         self._dialect = Dialect()
         self._dialect.timeout = float(timeout)
+        if self.path != ":memory:" and not self.path.startswith("file:"):
+            self._where = "sqlite:" + os.path.realpath(self.path)
         # On a read-only filesystem the store opens for reading, as a read-only file does.
         self._frozen = _files.read_only_filesystem(self.path)
         try:
@@ -841,6 +843,7 @@ class PostgresStore(_Store):
             ) from exc
         self.schema = schema
         self._dialect = PostgresDialect(psycopg, schema)
+        self._where = f"postgres:{dsn}#{schema}"
         self._connect: Callable[[], Any] = lambda: psycopg.connect(
             dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
         )

@@ -137,6 +137,9 @@ class StoreCore:
         self._closed = False
         self._conn: Any = None
         self._dialect = Dialect()
+        # Where the database lives, naming the recall segments a process keeps across store
+        # objects (`_user_cache`); None: nothing kept for this store past its own life.
+        self._where: str | None = None
 
     @property
     def _db_errors(self) -> tuple[type[Exception], ...]:

@@ -131,8 +131,10 @@ recall_generation: SELECT value FROM {s}meta WHERE key = 'recall_generation'
 recall_version: SELECT version FROM {s}recall_users WHERE user_id = ?
 set_recall_version: INSERT INTO {s}recall_users (user_id, version) VALUES (?, ?)
     ON CONFLICT (user_id) DO UPDATE SET version = excluded.version
-recall_segments: SELECT seg, docs, data FROM {s}recall_segments WHERE user_id = ? ORDER BY seg
 recall_segment: SELECT data FROM {s}recall_segments WHERE user_id = ? AND seg = ?
+recall_segment_list: SELECT seg, docs FROM {s}recall_segments WHERE user_id = ? ORDER BY seg
+recall_segment_top: SELECT max(seg) FROM {s}recall_segments WHERE user_id = ?
+database_id: SELECT value FROM {s}meta WHERE key = 'database_id'
 recall_terms_in: SELECT term, seg, data FROM {s}recall_terms
     WHERE user_id = ? AND term IN ({{keys}})
 recall_every_term: SELECT term, seg, data FROM {s}recall_terms WHERE user_id = ?

@@ -15,11 +15,13 @@ that read the same pieces never both add the same stretches: the second one skip
 from __future__ import annotations
 
 import contextlib
+import secrets
 from typing import TYPE_CHECKING, Any
 
 from . import _user_saved as user_saved
 from ._errors import StoreFullError, StoreReadOnlyError, StoreUnavailableError
 from ._sql import vectors_in
+from ._user_cache import SEGMENTS
 from ._user_index import UserIndex
 
 if TYPE_CHECKING:
@@ -48,19 +50,43 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
     if row is None:
         return
     ui.version = int(row[0])  # a full write replaces what is kept, however damaged
+    listed = [(int(n), int(size)) for n, size in conn.execute(q["recall_segment_list"], (ui.user,))]
     try:
-        rows = store._dialect.read_rows(conn, q["recall_segments"], (ui.user,))
-        segments = [(int(n), user_saved.load_segment(ui, bytes(data))) for n, _, data in rows]
-        parts = user_saved.Parts.of(segments)
+        parts = user_saved.Parts.of(_segments(store, conn, ui, listed))
         parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms))
     except (ValueError, TypeError, KeyError, IndexError):
         return  # built from the rows instead, and written whole
     ui.scope = None if ui.whole else terms
-    ui.segments = [(int(n), int(size)) for n, size, _ in rows]
+    ui.segments = listed
     ui.fresh = {}
     for conv in ui.convs.values():
         conv.kept_seq = conv.seq
     ui.saved = ui.turns()
+
+
+def _segments(
+    store: StoreCore, conn: Any, ui: UserIndex, listed: list[tuple[int, int]]
+) -> list[tuple[int, user_saved.Segment]]:
+    """The user's segments `listed` (number, stretches), oldest first: the ones this process
+    read before taken from `SEGMENTS`, the others read (ValueError if one is gone or damaged)."""
+    dialect = store._dialect
+    found = conn.execute(dialect.sql["database_id"]).fetchone()
+    shared = None if store._where is None or found is None else (
+        store._where, str(found[0]), ui.gen, ui.user, ui.tokenizer.snapshot_id, ui.gap,
+    )  # fmt: skip
+    out = []
+    for number, _ in listed:
+        segment = None if shared is None else SEGMENTS.get((*shared, number))
+        if segment is None:
+            row = dialect.read_row(conn, dialect.sql["recall_segment"], (ui.user, number))
+            if row is None:
+                raise ValueError("a listed segment is gone")
+            data = bytes(row[0])
+            segment = user_saved.load_segment(ui, data)
+            if shared is not None:
+                SEGMENTS.put((*shared, number), segment, len(data))
+        out.append((number, segment))
+    return out
 
 
 def _postings(
@@ -133,7 +159,14 @@ def _write(
     if gen is None or int(gen[0]) != ui.gen or version != ui.version:
         ui.gen = -1  # words taken away since, or another store object wrote: never written
         return None
-    number = 1 + max((n for n, _ in ui.segments), default=-1)
+    # Never a number given before under this generation: a process keeps the segments it
+    # read by it (`_user_cache`), and the store's id says which database gave it.
+    top = conn.execute(q["recall_segment_top"], (user,)).fetchone()
+    number = 1 + max(
+        [-1 if top is None or top[0] is None else int(top[0]), *(n for n, _ in ui.segments)]
+    )
+    if conn.execute(q["database_id"]).fetchone() is None:
+        conn.execute(q["insert_meta"], ("database_id", secrets.token_hex(16)))
     segments = list(ui.segments)
     if ui.fresh is None:
         conn.execute(q["drop_user_recall_segments"], (user,))

@@ -29,7 +29,7 @@ from array import array
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import compress
 from operator import not_
 from typing import Any
@@ -414,6 +414,15 @@ def _conv(meta: list[Any]) -> Conv:
     return conv
 
 
+def _copied(conv: Conv) -> Conv:
+    """`conv` with nothing shared: the index it fills changes it as it follows the rows."""
+    last = conv.last
+    return replace(
+        conv, docs=conv.docs[:], firsts=conv.firsts[:], redacted=set(conv.redacted),
+        last=Open(last.user[:], last.other[:], last.said[:], dict(last.every), dict(last.mine)),
+    )  # fmt: skip
+
+
 @dataclass
 class Parts:
     """A user's segments, oldest first, assembled: which segment holds each stretch now."""
@@ -446,6 +455,7 @@ class Parts:
         convs: dict[int, Conv] = {}
         for _number, segment in self.segments:  # oldest first: a newer one's conversation wins
             convs.update((c.id, c) for c in segment.convs)
+        convs = {cid: _copied(conv) for cid, conv in convs.items()}
         lists = {term: self._postings(rows) for term, rows in terms.items()}
         for name, at in (("every", 0), ("mine", 2)):
             index = _index(columns[name], stats[name],
@@ -471,9 +481,8 @@ class Parts:
         dense = first is not None and first.ids is None
         out, stats = {}, {}
         for name in _COLUMNS:
-            if first is not None and dense:  # taken (the segment is read for this load alone)
-                column = first.columns[name]
-                column.extend(_blank(name, top - len(column)))
+            if first is not None and dense:  # copied: a process keeps the segment (`_user_cache`)
+                column = first.columns[name] + _blank(name, top - len(first.columns[name]))
             else:
                 column = _blank(name, top)
             held = first.stats[name == "mine"] if first is not None and dense else (0, 0, 0)
