@@ -12,7 +12,8 @@ ignored build/stateless/; PostgreSQL in a schema per size), then reused.
 
 A request does what a web handler does: a new store object; `store.open(live, user=u,
 external=store.recall_source(user=u, exclude=live))`; compose the question (a LongMemEval
-question); append the question and a reply; close. Measured:
+question); append the question and a reply; close. `live` is a conversation of the run's own
+(each worker and fresh process has one too), so runs on a kept fixture compare. Measured:
 
 * "first recall, nothing kept": the first recall of a fresh store (it reads every row of the
   user, builds the index and keeps it in the store);
@@ -149,7 +150,7 @@ def child(backend: str, where: str, question: str) -> None:
     t0 = time.perf_counter()
     import yait_byheart.store  # noqa: F401  (timed: the imports are part of the first request)
 
-    request(backend, where, "live-fresh", question)
+    request(backend, where, f"live-fresh-{os.getpid()}", question)
     print(time.perf_counter() - t0)
 
 
@@ -179,7 +180,7 @@ def workers(backend: str, where: str, n: int, questions: list[str]) -> tuple[lis
                 "--worker",
                 backend,
                 where,
-                f"live-w{k}",
+                f"live-{os.getpid()}-w{k}",
                 json.dumps(questions),
             ],
             stdout=subprocess.PIPE,
@@ -201,8 +202,9 @@ def measure(backend: str, args: argparse.Namespace, total: int, asked: list[str]
     row: dict[str, str] = {}
     if first is not None:
         row["first recall, nothing kept"] = f"{first:.1f} s"
-    request(backend, where, "live", asked[0])  # the live conversation exists from here on
-    times = [request(backend, where, "live", q) for q in asked[: args.requests]]
+    live = f"live-{os.getpid()}"  # the run's own: runs on a kept fixture compare
+    request(backend, where, live, asked[0])  # the live conversation exists from here on
+    times = [request(backend, where, live, q) for q in asked[: args.requests]]
     row["request p50"] = ms(statistics.median(times))
     row["request p95"] = ms(pct(times, 0.95))
     inside, whole = zip(*(fresh_process(backend, where, q) for q in asked[: args.processes]),

@@ -10,8 +10,9 @@ from __future__ import annotations
 #: Version of the table layout.  A store written by a newer layout is refused, never altered;
 #: an older one is upgraded in place when opened (2 added ``snapshots``, 3 ``vectors``,
 #: 4 ``quarantine``, 5 ``recall_index``, 6 the recall index in pieces: ``recall_users``,
-#: ``recall_segments``, ``recall_terms``, ``recall_index`` dropped).
-SCHEMA_VERSION = 6
+#: ``recall_segments``, ``recall_terms``, ``recall_index`` dropped; 7 an index of
+#: ``recall_terms`` by segment).
+SCHEMA_VERSION = 7
 FORMAT = "yait_byheart.store"
 
 # The layout of schema version 1.
@@ -59,6 +60,10 @@ UPGRADES = {
         "term {blob} NOT NULL, seg {big} NOT NULL, data {blob} NOT NULL, "
         "PRIMARY KEY (user_id, term, seg))",
     ),
+    # A segment's postings found by its number (a merge reads and drops them): without it,
+    # each merge passed over every term row of the user (docs/benchmarks.md, "Stateless
+    # requests").
+    7: ("CREATE INDEX IF NOT EXISTS recall_terms_seg ON {s}recall_terms (user_id, seg)",),
 }
 # Tables holding a conversation's rows (deleted with it); `conversations` itself comes last.
 CHILD_TABLES = ("turns", "state", "snapshots", "vectors", "quarantine")

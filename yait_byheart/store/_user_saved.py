@@ -556,21 +556,25 @@ def _scatter(column: Any, ids: Iterable[int], values: Iterable[int]) -> None:
 
 def _one(parts: list[Any], at: int) -> tuple[array[int], array[int]]:
     """One index's postings of a term over its segments' parts (each ascending, no id in two
-    of them), ids ascending: the longest part, the others' few postings put in place."""
+    of them), ids ascending (new arrays: the parts may be a process's kept bytes)."""
     parts = sorted(parts, key=lambda four: -len(four[at]))
-    ids, tfs = (
-        array(U32, parts[0][at] if parts else ()),
-        array(U32, parts[0][at + 1] if parts else ()),
-    )
-    rest = [(d, t) for four in parts[1:] for d, t in zip(four[at], four[at + 1], strict=True)]
-    if len(rest) > 64:  # many: sorted once
-        pairs = sorted([*zip(ids, tfs, strict=True), *rest])
-        return array(U32, (d for d, _ in pairs)), array(U32, (t for _, t in pairs))
+    if not parts:
+        return array(U32), array(U32)
+    ids, tfs = parts[0][at], parts[0][at + 1]
+    rest = sorted(d_t for four in parts[1:] for d_t in zip(four[at], four[at + 1], strict=True))
+    # The longest part copied in slices between the places of the others' postings: a step
+    # per posting of theirs, not per posting of the longest (most of a common term's).
+    out_ids, out_tfs, start = array(U32), array(U32), 0
     for doc, tf in rest:
-        i = bisect_left(ids, doc)
-        ids.insert(i, doc)
-        tfs.insert(i, tf)
-    return ids, tfs
+        i = bisect_left(ids, doc, start)
+        out_ids += ids[start:i]
+        out_tfs += tfs[start:i]
+        out_ids.append(doc)
+        out_tfs.append(tf)
+        start = i
+    out_ids += ids[start:]
+    out_tfs += tfs[start:]
+    return out_ids, out_tfs
 
 
 def _restated(held: Stats, column: array[int], ids: array[int], values: array[int]) -> Stats:
