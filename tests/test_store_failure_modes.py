@@ -289,6 +289,18 @@ def test_recall_leaves_out_a_damaged_conversation_and_names_it(
         assert [d.conversation for d in store.check() if d.conversation] == ["c1"]
 
 
+def test_recall_from_kept_pieces_names_a_conversation_damaged_since(tmp_path: Path) -> None:
+    path = tmp_path / "chats.db"
+    with SQLiteStore(path) as store:
+        _fill(store)
+        assert store.recall("the ferry at pier four", user="u")  # the pieces kept, c1 in them
+    _damage(path, "page")  # the rows of c1 a passage reads: the pieces say nothing changed
+    with SQLiteStore(path) as store:  # a new store object loads the pieces
+        with pytest.warns(RuntimeWarning, match=r"recall left out conversation 'c1'.*salvage"):
+            found = store.recall(f"{WORDS} 1.20", user="u", budget=20_000)
+        assert found and {r["conversation"] for r in found} <= {"c0", "c2"}
+
+
 def test_a_damaged_conversation_can_be_deleted(
     one_damaged: tuple[Path, dict[str, list[str]]],
 ) -> None:

@@ -44,6 +44,14 @@ _PASSAGE = (
     "SELECT t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
     "WHERE t.conv = ? AND c.user_id = ? AND t.idx >= ? AND t.idx <= ? ORDER BY t.idx"
 )
+# Every passage's rows in one statement (a round trip each cost a server's request more than
+# its ranking: docs/benchmarks.md, "Stateless requests"); `_SPAN` once per passage.
+_PASSAGES = (
+    "SELECT t.conv, t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
+    "WHERE c.user_id = ? AND ({spans}) ORDER BY t.conv, t.idx"
+)
+_SPAN = "(t.conv = ? AND t.idx >= ? AND t.idx <= ?)"
+_SPANS_AT_MOST = 200  # passages read in one statement (4 parameters each, far below limits)
 
 
 class Recalled(TypedDict):
@@ -375,27 +383,93 @@ def _read(
     """The passages' words as the rows hold them now (one read, the user named again)."""
     if not passages:
         return []
-    dialect, docs = store._dialect, ui.docs
-    sql = statement(_PASSAGE, dialect.prefix, dialect.param)
+    docs = ui.docs
+    spans = []
+    for p in passages:
+        first, last = p.stretches[0], p.stretches[-1]
+        spans.append((docs.first_turn[first], docs.first_piece[first],
+                      docs.last_turn[last], docs.last_piece[last]))  # fmt: skip
     out: list[Recalled] = []
-    with store._lock, store._transaction(dialect.read_begin) as conn:
-        for p in passages:
-            first, last = p.stretches[0], p.stretches[-1]
-            span = (docs.first_turn[first], docs.first_piece[first],
-                    docs.last_turn[last], docs.last_piece[last])  # fmt: skip
+    read = _passage_rows(store, user, passages, spans)
+    for p, span, rows in zip(passages, spans, read, strict=True):
+        found = None if rows is None else _rendered(rows, *span)
+        if found is not None:
+            text, turns, dates = found
+            out.append(Recalled(conversation=p.name, turns=turns, when=_span_of(dates),
+                                text=text, score=p.score))  # fmt: skip
+    return out
+
+
+class _ReadDamaged(Exception):
+    """A read transaction met damaged pages: it ends in ROLLBACK, what it read is kept."""
+
+
+def _passage_rows(
+    store: StoreCore, user: str, passages: Sequence[_Passage],
+    spans: Sequence[tuple[int, int, int, int]],
+) -> list[list[tuple[int, Any]] | None]:  # fmt: skip
+    """Each passage's rows (idx, record), in one read transaction; None for a passage of a
+    conversation kept in damaged pages (named in a warning; the others still read)."""
+    dialect = store._dialect
+    out: list[list[tuple[int, Any]] | None] = []
+    try:
+        with store._lock, store._transaction(dialect.read_begin) as conn:
             try:
-                rows = conn.execute(sql, (p.conv, user, span[0], span[2])).fetchall()
+                held = _rows_of(conn, dialect, user, passages, spans)
+                for p, span in zip(passages, spans, strict=True):
+                    by_idx = held.get(p.conv, {})
+                    out.append([(i, by_idx[i]) for i in range(span[0], span[2] + 1)
+                                if i in by_idx])  # fmt: skip
+                return out
             except dialect.errors as exc:
                 if dialect.kind(exc) != "corrupt":
                     raise
-                _skipped(store, p.name, exc)
-                continue
-            found = _rendered(rows, *span)
-            if found is not None:
-                text, turns, dates = found
-                out.append(Recalled(conversation=p.name, turns=turns, when=_span_of(dates),
-                                    text=text, score=p.score))  # fmt: skip
-    return out
+            out = _each_passage(store, conn, user, passages, spans)
+            raise _ReadDamaged  # ended by ROLLBACK: a COMMIT after damaged pages fails again
+    except _ReadDamaged:
+        return out
+
+
+def _each_passage(
+    store: StoreCore, conn: Any, user: str, passages: Sequence[_Passage],
+    spans: Sequence[tuple[int, int, int, int]],
+) -> list[list[tuple[int, Any]] | None]:  # fmt: skip
+    """Each passage's rows read alone; None for every passage of a conversation some of
+    whose pages are damaged (named once in a warning)."""
+    dialect = store._dialect
+    sql = statement(_PASSAGE, dialect.prefix, dialect.param)
+    out: list[list[tuple[int, Any]] | None] = []
+    damaged: dict[int, tuple[str, BaseException]] = {}
+    for p, span in zip(passages, spans, strict=True):
+        try:
+            out.append(list(conn.execute(sql, (p.conv, user, span[0], span[2])).fetchall()))
+        except dialect.errors as exc:
+            if dialect.kind(exc) != "corrupt":
+                raise
+            damaged.setdefault(p.conv, (p.name, exc))
+            out.append(None)
+    for name, error in damaged.values():
+        _skipped(store, name, error)
+    return [None if p.conv in damaged else rows for p, rows in zip(passages, out, strict=True)]
+
+
+def _rows_of(
+    conn: Any, dialect: Any, user: str, passages: Sequence[_Passage],
+    spans: Sequence[tuple[int, int, int, int]],
+) -> dict[int, dict[int, Any]]:  # fmt: skip
+    """The rows of every passage's turns, by conversation id and turn index."""
+    held: dict[int, dict[int, Any]] = {}
+    for at in range(0, len(passages), _SPANS_AT_MOST):
+        chunk = range(at, min(at + _SPANS_AT_MOST, len(passages)))
+        sql = _PASSAGES.replace("{spans}", " OR ".join([_SPAN] * len(chunk)))
+        params: list[Any] = [user]
+        for k in chunk:
+            params += (passages[k].conv, spans[k][0], spans[k][2])
+        for conv, idx, raw in conn.execute(
+            statement(sql, dialect.prefix, dialect.param), params
+        ).fetchall():
+            held.setdefault(int(conv), {})[int(idx)] = raw
+    return held
 
 
 def _rendered(
