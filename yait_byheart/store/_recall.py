@@ -47,11 +47,13 @@ _PASSAGE = (
 # Every passage's rows in one statement (a round trip each cost a server's request more than
 # its ranking: docs/benchmarks.md, "Stateless requests"); `_SPAN` once per passage.
 _PASSAGES = (
-    "SELECT t.conv, t.idx, t.record FROM {s}turns t JOIN {s}conversations c ON c.id = t.conv "
-    "WHERE c.user_id = ? AND ({spans}) ORDER BY t.conv, t.idx"
+    "WITH w (conv, lo, hi) AS (VALUES {spans}) "
+    "SELECT t.conv, t.idx, t.record FROM w JOIN {s}turns t ON t.conv = w.conv "
+    "AND t.idx >= w.lo AND t.idx <= w.hi JOIN {s}conversations c ON c.id = t.conv "
+    "WHERE c.user_id = ?"
 )
-_SPAN = "(t.conv = ? AND t.idx >= ? AND t.idx <= ?)"
-_SPANS_AT_MOST = 200  # passages read in one statement (4 parameters each, far below limits)
+_SPAN = "(?, ?, ?)"
+_SPANS_AT_MOST = 200  # passages read in one statement (3 parameters each, far below limits)
 
 
 class Recalled(TypedDict):
@@ -461,10 +463,11 @@ def _rows_of(
     held: dict[int, dict[int, Any]] = {}
     for at in range(0, len(passages), _SPANS_AT_MOST):
         chunk = range(at, min(at + _SPANS_AT_MOST, len(passages)))
-        sql = _PASSAGES.replace("{spans}", " OR ".join([_SPAN] * len(chunk)))
-        params: list[Any] = [user]
+        sql = _PASSAGES.replace("{spans}", ", ".join([_SPAN] * len(chunk)))
+        params: list[Any] = []
         for k in chunk:
             params += (passages[k].conv, spans[k][0], spans[k][2])
+        params.append(user)
         for conv, idx, raw in conn.execute(
             statement(sql, dialect.prefix, dialect.param), params
         ).fetchall():
