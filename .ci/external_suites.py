@@ -42,7 +42,12 @@ REPO = HERE.parent
 EXTERNAL = HERE / "external"
 # The test runner's plugins the suites rely on (asyncio tests, mocker, the blocking guard),
 # installed beside the run, not into the environment.
-PLUGINS = ["pytest-asyncio>=1.0", "pytest-mock>=3.10", "blockbuster>=1.5.18,<1.6", "forbiddenfruit"]
+# cryptography below 51: the Agents SDK's compaction tests patch ``cryptography.fernet.time``,
+# and 51 moved Fernet into its Rust core (no module clock left to patch).
+PLUGINS = [
+    "pytest-asyncio>=1.0", "pytest-mock>=3.10", "blockbuster>=1.5.18,<1.6", "forbiddenfruit",
+    "cryptography<51",
+]  # fmt: skip
 
 # The SDK's test files whose session tests run against ByheartSession (the runner suite).
 RUNNER_SESSION_TESTS = [
