@@ -172,7 +172,7 @@ class SentContext:
                     self.native_calls.add(call_id)
                 continue
             answer = conv.answered.get(call_id)
-            if answer is None:
+            if answer is None or not conv.answered_next(call_id):
                 continue
             first = conv.first_entry[answer]
             sent_whole = whole or self._holds_turn(conv, first, limit)

@@ -496,6 +496,21 @@ class Conversation:
             if k + 1 < len(self.joins):
                 self.joins[k + 1] = -1
 
+    def answered_next(self, call_id: str) -> bool:
+        """Whether call `call_id`'s result lies in the user turns right after the assistant
+        turns holding the call (no assistant turn after a user turn between them), as
+        providers require of a round sent natively. A result answered later travels as text."""
+        call, answer = self.calls.get(call_id), self.answered.get(call_id)
+        if call is None or answer is None:
+            return False
+        user_between = False
+        for turn in self.turns[call + 1 : answer]:
+            if turn.role != "assistant":
+                user_between = True
+            elif user_between:
+                return False
+        return True
+
     def _forget_tools(self, index: int) -> None:
         """Drop turn `index`'s calls and results from the pairing tables, as a Memory
         reopened from the redacted records never learns them."""
