@@ -327,3 +327,20 @@ def test_a_limit_too_small_for_the_newest_result_sends_its_end() -> None:
 
 def result_part(mem: Memory) -> dict[str, Any]:
     return mem.to_dict()["turns"][-1]["tools"][0]
+
+
+@pytest.mark.parametrize("budget", [800, 3_000])
+def test_the_newest_entries_kept_before_a_round_count_their_joins(budget: int) -> None:
+    # Trimmed to the hard limit: a long reply's pieces, each measured alone, share one
+    # assistant message with the round's call: every join counts toward the limit.
+    mem = Memory(budget=budget, chunk=60, ceiling=1.0)
+    mem.append("user", words(1, 7_000))
+    mem.append("assistant", words(2, 400), when="8 May 2023")
+    call = {"type": "tool_call", "id": "c1", "name": "search", "arguments": "{}"}
+    mem.append_message({"role": "assistant", "parts": [{"type": "text", "text": "ok"}, call]})
+    result = {"type": "tool_result", "id": "c1", "output": words(3, 20), "is_error": True}
+    mem.append_message({"role": "user", "parts": [result]})
+    sent = mem.compose()
+    check_all(sent)
+    assert sent["messages"][1]["role"] == "assistant" and len(sent["messages"]) == 3
+    assert sent_size(sent) <= sent["size"] <= budget

@@ -11,7 +11,7 @@ import itertools
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._retrieval.ranker import Ranker
@@ -485,9 +485,10 @@ class Composer:
         room = hard - marker.size
         round_start, native = self._native_round(plan, marker, room)
         if native:
-            room -= _size(native.items[1:]) + self.measure(TURN_JOIN)
+            room -= _size(native.items[1:])
             ctx.hold(native.entries)
         kept: list[Item] = []
+        after = native.items[1] if native else None  # what the next item kept comes before
         for i in range(round_start - 1, plan.live - 1, -1):
             probe = SentContext(start=i, upto=i, items=[marker])
             # Entry by entry, as text: a limit of i + 1 keeps a cut turn in its pieces.
@@ -495,10 +496,14 @@ class Composer:
             if len(probe.items) == 1:
                 continue  # silent: redacted or empty
             item = probe.items[-1]
+            if item.role == "assistant" and after is not None and after.role == "assistant":
+                # Measured alone, after the note: assemble joins it to the message after it.
+                item = replace(item, size=item.size + self.measure(TURN_JOIN))
             if item.size > room:
                 break
             room -= item.size
             kept.append(item)
+            after = item
             ctx.hold(probe.entries)
         plan.counts["trimmed"] += 1
         plan.rebuilt = True
