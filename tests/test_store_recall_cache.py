@@ -172,3 +172,44 @@ def test_pieces_written_again_after_damage_are_not_taken_for_the_ones_read(
         assert recalled(backend, "harbour note") == first
     assert rows.call_count == 0  # loaded from what was written again, not from the rows
     assert recalled_afresh(backend, "harbour note") == first
+
+
+def test_an_index_that_follows_the_rows_leaves_what_the_process_keeps_as_it_was(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two store objects borrow one assembly; the one that reads new rows copies it first.
+    monkeypatch.setattr(user_kept, "SAVE_AFTER", 1_000)  # the rows followed, never written
+    with backend.store() as store:
+        said(store, "trip", "lighthouse")
+        said(store, "garden", "tomato")
+        store.recall("lighthouse", user=USER)
+    before = recalled(backend, "lighthouse tomato harbour")
+    with backend.store() as reader, backend.store() as writer:
+        assert reader.recall("lighthouse", user=USER)
+        said(writer, "trip", "harbour", turns=3)
+        text = "\n".join(p["text"] for p in writer.recall("harbour", user=USER, budget=100_000))
+        assert "harbour" in text and not writer._recaller._users[USER].borrowed
+        assert reader._recaller._users[USER].borrowed  # it read no row since its load
+    assert "harbour" not in before
+    # A third store object borrows the same assembly, then reads the rows the writer read.
+    assert recalled(backend, "lighthouse tomato harbour") != before
+    assert recalled(backend, "lighthouse tomato harbour") == recalled_afresh(
+        backend, "lighthouse tomato harbour"
+    )
+
+
+def test_a_recall_that_leaves_a_conversation_out_reads_its_rows_when_asked_for_it(
+    backend: Backend,
+) -> None:
+    with backend.store() as store:
+        said(store, "trip", "lighthouse")
+        said(store, "live", "harbour")
+        store.recall("lighthouse", user=USER)
+        live = store.open("live", user=USER)
+        live.append("user", "the marmalade recipe from grandma")
+        source = store.recall_source(user=USER, exclude="live")
+        assert "marmalade" not in json.dumps(source("marmalade"))
+        found = store.recall("marmalade", user=USER)
+        assert found and "marmalade" in found[0]["text"]
+    assert "marmalade" in recalled(backend, "marmalade")
+    assert recalled(backend, "marmalade harbour") == recalled_afresh(backend, "marmalade harbour")

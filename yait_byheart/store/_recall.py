@@ -133,6 +133,7 @@ class Recaller:
         with that much less room, at most twice: ranked once, however often it is filled."""
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
+        exclude = frozenset(exclude)
         terms = _asked(ui, shown)
         if ui.scope is not None and not terms <= ui.scope:
             # Loaded for other terms: loaded again whole, then kept for every query.
@@ -141,9 +142,9 @@ class Recaller:
         ranked: _Ranked | None = None
         with ui.lock:
             try:
-                _synced(store, ui, terms)
+                _synced(store, ui, terms, exclude)
                 if ui.dead <= REBUILD_SHARE * max(1, len(ui.index)):
-                    ranked = _select(ui, shown, budget, set(exclude), self.tuning, who)
+                    ranked = _select(ui, shown, budget, exclude, self.tuning, who)
                     user_kept.save(store, ui)
             except flat.Damaged:  # the kept index was damaged: built from the rows instead
                 ranked = None
@@ -151,8 +152,8 @@ class Recaller:
             ui = self._user(user, fresh=True)
             ui.loadable = False  # what the store keeps may be the one with the tombstones
             with ui.lock:
-                _synced(store, ui, terms)
-                ranked = _select(ui, shown, budget, set(exclude), self.tuning, who)
+                _synced(store, ui, terms, exclude)
+                ranked = _select(ui, shown, budget, exclude, self.tuning, who)
                 user_kept.save(store, ui)
         found = _read(store, user, ui, ranked.passages)
         room = budget
@@ -175,16 +176,24 @@ def _released(dropped: Iterable[UserIndex]) -> None:
             ui.release()
 
 
-def _synced(store: StoreCore, ui: UserIndex, terms: frozenset[str]) -> None:
+def _synced(
+    store: StoreCore, ui: UserIndex, terms: frozenset[str], exclude: frozenset[str]
+) -> None:
     """`ui` brought up to date with the rows: what changed, then each changed conversation
-    (loaded first from what the store keeps, with the postings of `terms`, if it may be)."""
+    (loaded first from what the store keeps, with the postings of `terms`, if it may be).
+    A conversation in `exclude` is not read (with no retriever, whose scores are relative to
+    what it holds): it is left out of this recall, and a later one that asks for it reads
+    what it gained (`follow` goes by its sequence number)."""
     dialect = store._dialect
     where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
         if ui.gen is None:
             user_kept.loaded(store, conn, ui, terms)
         changed = ui.changed(conn, *where)
+    skip = exclude if ui.retriever is None else frozenset()
     for conv, seq in changed:
+        if conv.name in skip:
+            continue
         try:
             with store._lock, store._transaction(dialect.read_begin) as conn:
                 ui.follow(conn, *where, conv, seq)
@@ -277,7 +286,7 @@ class _Ranked:
 
 
 def _select(
-    ui: UserIndex, query: str, budget: int, exclude: set[str], tuning: Tuning,
+    ui: UserIndex, query: str, budget: int, exclude: frozenset[str], tuning: Tuning,
     who: str | None = None,
 ) -> _Ranked:  # fmt: skip
     """The stretches that fit `budget`, best first, joined into passages (with the index's

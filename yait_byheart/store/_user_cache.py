@@ -7,8 +7,9 @@ store names each one by where the database lives, the database's random id, the 
 dropped recall indexes (a redaction, repair or deletion bumps it and drops every piece), the
 user and a number never given twice for that count (`_user_kept._write`). So a segment found
 here under that name is the one the store holds, and a request reads only the segments' list
-and those it lacks. The segments kept are copied into each index they fill (`Parts.fill`),
-never changed in place.
+and those it lacks. A list of segments is kept assembled too (`Parts`, named by the segments'
+numbers): the indexes it fills borrow its columns and copy them before their first change
+(`UserIndex._own`), so a request that follows no row copies nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 
-from ._user_saved import Segment
+from ._user_saved import Parts, Segment
+
+Kept = Segment | Parts
 
 # Bytes of decoded segments a process keeps (the least recently used go first): the dense
 # segment of a user with 100,000 LongMemEval turns is about 23 MB.
@@ -25,15 +28,16 @@ MAX_BYTES = 256 * 2**20
 
 
 class SegmentCache:
-    """Decoded segments by name, least recently used dropped past `max_bytes`."""
+    """Decoded segments and their assemblies by name, least recently used dropped past
+    `max_bytes`."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._held: OrderedDict[Hashable, tuple[Segment, int]] = OrderedDict()
+        self._held: OrderedDict[Hashable, tuple[Kept, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, name: Hashable) -> Segment | None:
+    def get(self, name: Hashable) -> Kept | None:
         with self._lock:
             found = self._held.get(name)
             if found is None:
@@ -41,8 +45,8 @@ class SegmentCache:
             self._held.move_to_end(name)
             return found[0]
 
-    def put(self, name: Hashable, segment: Segment, size: int) -> None:
-        """Keep `segment` (`size`: its stored bytes) unless it alone passes `max_bytes`."""
+    def put(self, name: Hashable, segment: Kept, size: int) -> None:
+        """Keep `segment` (`size`: its bytes) unless it alone passes `max_bytes`."""
         if size > self.max_bytes:
             return
         with self._lock:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._dates.resolve import parse_when
@@ -94,6 +94,15 @@ class Conv:
     redacted: set[int] = field(default_factory=set)
     kept_seq: int = -2  # its sequence number in the pieces the store keeps (-2: none)
 
+    def copy(self) -> Conv:
+        """A copy sharing nothing that following the rows changes."""
+        last = self.last
+        return replace(
+            self, docs=self.docs[:], firsts=self.firsts[:], redacted=set(self.redacted),
+            last=Open(last.user[:], last.other[:], last.said[:], dict(last.every),
+                      dict(last.mine)),
+        )  # fmt: skip
+
 
 class Docs:
     """Per document id: its conversation, where it starts and ends, size, days, liveness."""
@@ -113,6 +122,12 @@ class Docs:
 
     def __len__(self) -> int:
         return len(self.alive)
+
+    def copy(self) -> Docs:
+        out = Docs()
+        for name, column in vars(self).items():
+            setattr(out, name, column[:])
+        return out
 
     def grow(self, n: int) -> None:
         more = n - len(self.alive)
@@ -146,6 +161,10 @@ class UserIndex:
         self.next_block = 0  # the first id no block holds
         self.dead = 0
         self.warmed = 0  # stretches indexed when `warm` last ran
+        # Loaded from the process's kept pieces (`_user_kept`): the columns, the indexes'
+        # lengths and the conversations are theirs, read by other indexes at the same time,
+        # and copied (`_own`) before the first change.
+        self.borrowed = False
         self.lock = threading.Lock()
         self._days: dict[str, int] = {}
         # What the store keeps of this index (`_user_saved`): the count of dropped recall
@@ -225,9 +244,11 @@ class UserIndex:
         Rows read in a later transaction than `seq` may hold more than `seq` says: the next
         call then finds no new rows for the rest of the bump, looks for redactions, and finds
         only those it already knows."""
-        if conv.id not in self.convs:
+        self._own()
+        found = self.convs.get(conv.id)
+        if found is None:
             return  # dropped meanwhile
-        known = conv.turns
+        conv, known = found, found.turns
         new = conn.execute(statement(_ROWS_FROM, prefix, param), (conv.id, known)).fetchall()
         if conv.seq >= 0 and seq - conv.seq > len(new):  # a redaction (or a repair) since
             found = conn.execute(
@@ -251,7 +272,19 @@ class UserIndex:
         for index in (self.index, self.user_index):
             index.group_long_lists(WARM_FROM)
 
+    def _own(self) -> None:
+        """Copy what a load borrowed (see `borrowed`) before changing anything: a request
+        that follows no row copies nothing (docs/benchmarks.md, "Stateless requests")."""
+        if not self.borrowed:
+            return
+        self.borrowed = False
+        self.docs = self.docs.copy()
+        for index in (self.index, self.user_index):
+            index._lengths = index._lengths[:]
+        self.convs = {cid: conv.copy() for cid, conv in self.convs.items()}
+
     def _drop(self, conv: Conv) -> None:
+        self._own()
         alive = self.docs.alive
         for doc in conv.docs:
             if alive[doc]:

@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from ._core import StoreCore
 
 # Turns a loaded index may lack before a recall writes a segment of them: each request that
-# follows the rows past the pieces tokenizes what they lack, a save costs a small write.
-SAVE_AFTER = 8
+# follows the rows past the pieces tokenizes what they lack and copies the parts it borrowed
+# (`UserIndex._own`), a save costs a small write (docs/benchmarks.md, "Stateless requests").
+SAVE_AFTER = 1
 # Terms asked in one statement (SQLite allows 32,766 parameters; PostgreSQL 65,535).
 _CHUNK = 500
 # Where the store refuses a write (or is busy past its timeout): the pieces, a cache, are not
@@ -52,32 +53,35 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
     ui.version = int(row[0])  # a full write replaces what is kept, however damaged
     listed = [(int(n), int(size)) for n, size in conn.execute(q["recall_segment_list"], (ui.user,))]
     try:
-        parts = user_saved.Parts.of(_segments(store, conn, ui, listed))
+        parts = _parts(store, conn, ui, listed)
         parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms))
     except (ValueError, TypeError, KeyError, IndexError):
         return  # built from the rows instead, and written whole
     ui.scope = None if ui.whole else terms
     ui.segments = listed
     ui.fresh = {}
-    for conv in ui.convs.values():
-        conv.kept_seq = conv.seq
     ui.saved = ui.turns()
 
 
-def _segments(
+def _parts(
     store: StoreCore, conn: Any, ui: UserIndex, listed: list[tuple[int, int]]
-) -> list[tuple[int, user_saved.Segment]]:
-    """The user's segments `listed` (number, stretches), oldest first: the ones this process
-    read before taken from `SEGMENTS`, the others read (ValueError if one is gone or damaged)."""
+) -> user_saved.Parts:
+    """The user's segments `listed` (number, stretches), oldest first, assembled: as this
+    process assembled them before (`SEGMENTS`), or from the segments, each taken from
+    `SEGMENTS` or read (ValueError if one is gone or damaged)."""
     dialect = store._dialect
     found = conn.execute(dialect.sql["database_id"]).fetchone()
     shared = None if store._where is None or found is None else (
         store._where, str(found[0]), ui.gen, ui.user, ui.tokenizer.snapshot_id, ui.gap,
     )  # fmt: skip
+    name = None if shared is None else (*shared, tuple(n for n, _ in listed))
+    kept = None if name is None else SEGMENTS.get(name)
+    if isinstance(kept, user_saved.Parts):
+        return kept
     out = []
     for number, _ in listed:
         segment = None if shared is None else SEGMENTS.get((*shared, number))
-        if segment is None:
+        if not isinstance(segment, user_saved.Segment):
             row = dialect.read_row(conn, dialect.sql["recall_segment"], (ui.user, number))
             if row is None:
                 raise ValueError("a listed segment is gone")
@@ -86,7 +90,10 @@ def _segments(
             if shared is not None:
                 SEGMENTS.put((*shared, number), segment, len(data))
         out.append((number, segment))
-    return out
+    parts = user_saved.Parts.of(out)
+    if name is not None:
+        SEGMENTS.put(name, parts, parts.nbytes)
+    return parts
 
 
 def _postings(

@@ -29,7 +29,7 @@ from array import array
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import compress
 from operator import not_
 from typing import Any
@@ -414,25 +414,22 @@ def _conv(meta: list[Any]) -> Conv:
     return conv
 
 
-def _copied(conv: Conv) -> Conv:
-    """`conv` with nothing shared: the index it fills changes it as it follows the rows."""
-    last = conv.last
-    return replace(
-        conv, docs=conv.docs[:], firsts=conv.firsts[:], redacted=set(conv.redacted),
-        last=Open(last.user[:], last.other[:], last.said[:], dict(last.every), dict(last.mine)),
-    )  # fmt: skip
-
-
 @dataclass
 class Parts:
-    """A user's segments, oldest first, assembled: which segment holds each stretch now."""
+    """A user's segments assembled: each column over every id (the newest segment's value
+    where several hold one), each index's `Stats`, the conversations, and which segment holds
+    each stretch now. A process keeps it (`_user_cache`); the indexes it fills borrow it."""
 
-    segments: list[tuple[int, Segment]]
     top: int  # the ids any segment may hold: 0 to top - 1
     stale: dict[int, set[int]]  # by segment: the stretches newer ones hold (again or anew)
+    dense: int  # the dense segment's number (-1: none)
+    columns: dict[str, Any]  # arrays; "dated" and "alive" bytearrays, as `Docs` holds them
+    stats: dict[str, Stats]
+    convs: dict[int, Conv]
 
     @classmethod
     def of(cls, segments: list[tuple[int, Segment]]) -> Parts:
+        """`segments` (number, segment), oldest first, assembled."""
         top = max((s.next_block for _, s in segments), default=0)
         stale: dict[int, set[int]] = {}
         newer: set[int] = set()
@@ -442,20 +439,26 @@ class Parts:
                 newer.update(segment.ids)
             elif number != segments[0][0]:
                 raise ValueError("a dense segment after the oldest")
-        return cls(segments, top, stale)
+        dense = segments[0][0] if segments and segments[0][1].ids is None else -1
+        columns, stats = _columns(segments, top)
+        convs: dict[int, Conv] = {}
+        for _number, segment in segments:  # oldest first: a newer one's conversation wins
+            convs.update((c.id, c) for c in segment.convs)
+        for conv in convs.values():
+            conv.kept_seq = conv.seq  # the pieces hold it as its newest segment does
+        return cls(top, stale, dense, columns, stats, convs)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(c) * getattr(c, "itemsize", 1) for c in self.columns.values())
 
     def fill(self, ui: UserIndex, terms: Mapping[str, list[tuple[int, bytes]]]) -> None:
-        """Fill `ui` (new, empty) with the segments and `terms`' postings (each term's rows
-        as (segment, bytes)); ValueError, `ui` left empty, if they do not fit together."""
-        columns, stats = self._columns()
+        """Fill `ui` (new, empty) with the parts, borrowed, and `terms`' postings (each term's
+        rows as (segment, bytes)); ValueError, `ui` left empty, if they do not fit together."""
+        columns, stats = self.columns, self.stats
         docs = Docs()
-        for name in _COLUMNS[:-4]:
+        for name in _COLUMNS[:-2]:
             setattr(docs, name, columns[name])
-        docs.dated, docs.alive = bytearray(columns["dated"]), bytearray(columns["alive"])
-        convs: dict[int, Conv] = {}
-        for _number, segment in self.segments:  # oldest first: a newer one's conversation wins
-            convs.update((c.id, c) for c in segment.convs)
-        convs = {cid: _copied(conv) for cid, conv in convs.items()}
         lists = {term: self._postings(rows) for term, rows in terms.items()}
         for name, at in (("every", 0), ("mine", 2)):
             index = _index(columns[name], stats[name],
@@ -469,37 +472,15 @@ class Parts:
                 ui.index = index
             else:
                 ui.user_index = index
-        ui.docs, ui.convs = docs, convs
+        ui.docs, ui.convs, ui.borrowed = docs, dict(self.convs), True
         ui.next_block = self.top
         ui.warmed = len(ui.index)
-
-    def _columns(self) -> tuple[dict[str, array[int]], dict[str, Stats]]:
-        """Each column over every id, the newest segment's value where several hold one;
-        each index's `Stats` (kept by the dense segment, followed through the others)."""
-        top, segments = self.top, self.segments
-        first = segments[0][1] if segments else None
-        dense = first is not None and first.ids is None
-        out, stats = {}, {}
-        for name in _COLUMNS:
-            if first is not None and dense:  # copied: a process keeps the segment (`_user_cache`)
-                column = first.columns[name] + _blank(name, top - len(first.columns[name]))
-            else:
-                column = _blank(name, top)
-            held = first.stats[name == "mine"] if first is not None and dense else (0, 0, 0)
-            for _number, segment in segments:
-                if segment.ids is None:
-                    continue
-                if name in ("every", "mine"):
-                    held = _restated(held, column, segment.ids, segment.columns[name])
-                _scatter(column, segment.ids, segment.columns[name])
-            out[name], stats[name] = column, held
-        return out, stats
 
     def _postings(self, rows: list[tuple[int, bytes]]) -> _Term:
         """A term's rows as each segment's postings of the stretches it still holds, and the
         dense segment's grouped lists if it kept them."""
         term = _Term([], None, [], set())
-        dense = self.segments[0][0] if self.segments and self.segments[0][1].ids is None else -1
+        dense = self.dense
         for number, data in sorted(rows, key=lambda r: r[0]):
             four, grouped = read_term_grouped(data)
             if any(a and a[-1] >= self.top for a in four[::2]):
@@ -547,6 +528,32 @@ class _Term:
                     bands[tf] = Band()
                 bands[tf].put(lengths[doc], doc)
         return {tf: band for tf, band in bands.items() if band.lengths}
+
+
+def _columns(
+    segments: list[tuple[int, Segment]], top: int
+) -> tuple[dict[str, Any], dict[str, Stats]]:
+    """Each column over ids 0 to `top` - 1, the newest segment's value where several hold
+    one; each index's `Stats` (kept by the dense segment, followed through the others)."""
+    first = segments[0][1] if segments else None
+    dense = first is not None and first.ids is None
+    out: dict[str, Any] = {}
+    stats = {}
+    for name in _COLUMNS:
+        if first is not None and dense:  # copied: a process keeps the segment (`_user_cache`)
+            column = first.columns[name] + _blank(name, top - len(first.columns[name]))
+        else:
+            column = _blank(name, top)
+        held = first.stats[name == "mine"] if first is not None and dense else (0, 0, 0)
+        for _number, segment in segments:
+            if segment.ids is None:
+                continue
+            if name in ("every", "mine"):
+                held = _restated(held, column, segment.ids, segment.columns[name])
+            _scatter(column, segment.ids, segment.columns[name])
+        out[name], stats[name] = column, held
+    out["dated"], out["alive"] = bytearray(out["dated"]), bytearray(out["alive"])
+    return out, stats
 
 
 def _scatter(column: Any, ids: Iterable[int], values: Iterable[int]) -> None:
