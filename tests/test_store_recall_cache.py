@@ -18,6 +18,7 @@ import pytest
 
 from yait_byheart.store import _user_index
 from yait_byheart.store import _user_kept as user_kept
+from yait_byheart.store import _user_saved as user_saved
 from yait_byheart.store._user_cache import SEGMENTS, SegmentCache
 
 HERE = Path(__file__).resolve().parent
@@ -174,24 +175,36 @@ def test_pieces_written_again_after_damage_are_not_taken_for_the_ones_read(
     assert recalled_afresh(backend, "harbour note") == first
 
 
+def kept_parts() -> dict[Any, tuple[bytes, ...]]:
+    """The assembled parts the process keeps, by name, as bytes (columns and conversations)."""
+    out = {}
+    for name, (kept, _size) in SEGMENTS._held.items():
+        if isinstance(kept, user_saved.Parts):
+            convs = json.dumps([user_saved.conv_meta(c) for c in kept.convs.values()])
+            out[name] = (*(bytes(c) for c in kept.columns.values()), convs.encode())
+    return out
+
+
 def test_an_index_that_follows_the_rows_leaves_what_the_process_keeps_as_it_was(
-    backend: Backend, monkeypatch: pytest.MonkeyPatch
+    backend: Backend,
 ) -> None:
     # Two store objects borrow one assembly; the one that reads new rows copies it first.
-    monkeypatch.setattr(user_kept, "SAVE_AFTER", 1_000)  # the rows followed, never written
     with backend.store() as store:
         said(store, "trip", "lighthouse")
         said(store, "garden", "tomato")
         store.recall("lighthouse", user=USER)
     before = recalled(backend, "lighthouse tomato harbour")
+    kept = kept_parts()
+    assert kept
     with backend.store() as reader, backend.store() as writer:
         assert reader.recall("lighthouse", user=USER)
         said(writer, "trip", "harbour", turns=3)
+        said(writer, "garden", "harbour", turns=1)
         text = "\n".join(p["text"] for p in writer.recall("harbour", user=USER, budget=100_000))
         assert "harbour" in text and not writer._recaller._users[USER].borrowed
         assert reader._recaller._users[USER].borrowed  # it read no row since its load
+        assert {n: kept_parts()[n] for n in kept} == kept  # the borrowed ones as they were
     assert "harbour" not in before
-    # A third store object borrows the same assembly, then reads the rows the writer read.
     assert recalled(backend, "lighthouse tomato harbour") != before
     assert recalled(backend, "lighthouse tomato harbour") == recalled_afresh(
         backend, "lighthouse tomato harbour"

@@ -203,6 +203,7 @@ def _synced(
             _skipped(store, conv.name, exc)  # the rest of the user's conversations still read
             continue
         ui.feed()  # a conversation's texts at a time (not the user's all at once), unlocked
+    user_kept.settle(ui)
     if changed:
         ui.warm()
     ui.feed()  # the deleted conversations' stretches

@@ -161,10 +161,17 @@ class UserIndex:
         self.next_block = 0  # the first id no block holds
         self.dead = 0
         self.warmed = 0  # stretches indexed when `warm` last ran
-        # Loaded from the process's kept pieces (`_user_kept`): the columns, the indexes'
-        # lengths and the conversations are theirs, read by other indexes at the same time,
-        # and copied (`_own`) before the first change.
+        # Loaded from the process's kept pieces (`_user_kept`): the columns and the indexes'
+        # lengths are theirs (`borrowed`), and so are the conversations named in `shared`,
+        # read by other indexes at the same time and copied before the first change (`_own`,
+        # `follow`), unless `pending` holds them: assembled by this load and shared with no
+        # one yet (`_user_kept.settle` shares them if they were not changed). `copied`: this
+        # index made borrowed parts its own to follow the rows: until a save, the process's
+        # next store objects do the same (`_user_kept.due`).
         self.borrowed = False
+        self.shared: set[int] = set()
+        self.pending: tuple[Any, Any] | None = None
+        self.copied = False
         self.lock = threading.Lock()
         self._days: dict[str, int] = {}
         # What the store keeps of this index (`_user_saved`): the count of dropped recall
@@ -234,6 +241,7 @@ class UserIndex:
                 conv = None
             if conv is None:
                 conv = self.convs[conv_id] = Conv(conv_id, name)
+                self.shared.discard(conv_id)
             if conv.seq != seq:
                 out.append((conv, seq))
         return out
@@ -248,6 +256,9 @@ class UserIndex:
         found = self.convs.get(conv.id)
         if found is None:
             return  # dropped meanwhile
+        if found.id in self.shared:
+            self.shared.discard(found.id)
+            found = self.convs[found.id] = found.copy()
         conv, known = found, found.turns
         new = conn.execute(statement(_ROWS_FROM, prefix, param), (conv.id, known)).fetchall()
         if conv.seq >= 0 and seq - conv.seq > len(new):  # a redaction (or a repair) since
@@ -273,15 +284,18 @@ class UserIndex:
             index.group_long_lists(WARM_FROM)
 
     def _own(self) -> None:
-        """Copy what a load borrowed (see `borrowed`) before changing anything: a request
-        that follows no row copies nothing (docs/benchmarks.md, "Stateless requests")."""
+        """Make the borrowed columns this index's own before changing them: copied, unless
+        this load assembled them and shares them with no one yet. A request that follows no
+        row copies nothing (docs/benchmarks.md, "Stateless requests")."""
         if not self.borrowed:
             return
-        self.borrowed = False
+        self.borrowed, self.copied = False, True
+        if self.pending is not None:
+            self.pending = None  # never shared now
+            return
         self.docs = self.docs.copy()
         for index in (self.index, self.user_index):
             index._lengths = index._lengths[:]
-        self.convs = {cid: conv.copy() for cid, conv in self.convs.items()}
 
     def _drop(self, conv: Conv) -> None:
         self._own()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from . import _user_saved as user_saved
@@ -28,9 +29,10 @@ if TYPE_CHECKING:
     from ._core import StoreCore
 
 # Turns a loaded index may lack before a recall writes a segment of them: each request that
-# follows the rows past the pieces tokenizes what they lack and copies the parts it borrowed
-# (`UserIndex._own`), a save costs a small write (docs/benchmarks.md, "Stateless requests").
-SAVE_AFTER = 1
+# follows the rows past the pieces tokenizes what they lack, a save costs a small write. Any
+# turn, once following them made a request copy the parts it borrowed (`UserIndex._own`):
+# the next requests then borrow without copying (docs/benchmarks.md, "Stateless requests").
+SAVE_AFTER = 8
 # Terms asked in one statement (SQLite allows 32,766 parameters; PostgreSQL 65,535).
 _CHUNK = 500
 # Where the store refuses a write (or is busy past its timeout): the pieces, a cache, are not
@@ -53,10 +55,11 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
     ui.version = int(row[0])  # a full write replaces what is kept, however damaged
     listed = [(int(n), int(size)) for n, size in conn.execute(q["recall_segment_list"], (ui.user,))]
     try:
-        parts = _parts(store, conn, ui, listed)
+        name, parts, made = _parts(store, conn, ui, listed)
         parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms))
     except (ValueError, TypeError, KeyError, IndexError):
         return  # built from the rows instead, and written whole
+    ui.pending = (name, parts) if made and name is not None else None
     ui.scope = None if ui.whole else terms
     ui.segments = listed
     ui.fresh = {}
@@ -65,10 +68,11 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
 
 def _parts(
     store: StoreCore, conn: Any, ui: UserIndex, listed: list[tuple[int, int]]
-) -> user_saved.Parts:
+) -> tuple[Hashable | None, user_saved.Parts, bool]:
     """The user's segments `listed` (number, stretches), oldest first, assembled: as this
     process assembled them before (`SEGMENTS`), or from the segments, each taken from
-    `SEGMENTS` or read (ValueError if one is gone or damaged)."""
+    `SEGMENTS` or read (ValueError if one is gone or damaged). With the name the process
+    keeps them by (None: kept by none) and whether they were assembled here."""
     dialect = store._dialect
     found = conn.execute(dialect.sql["database_id"]).fetchone()
     shared = None if store._where is None or found is None else (
@@ -77,23 +81,28 @@ def _parts(
     name = None if shared is None else (*shared, tuple(n for n, _ in listed))
     kept = None if name is None else SEGMENTS.get(name)
     if isinstance(kept, user_saved.Parts):
-        return kept
+        return name, kept, False
     out = []
     for number, _ in listed:
         segment = None if shared is None else SEGMENTS.get((*shared, number))
         if not isinstance(segment, user_saved.Segment):
-            row = dialect.read_row(conn, dialect.sql["recall_segment"], (ui.user, number))
-            if row is None:
+            data = dialect.read_segment(conn, ui.user, number)
+            if data is None:
                 raise ValueError("a listed segment is gone")
-            data = bytes(row[0])
             segment = user_saved.load_segment(ui, data)
             if shared is not None:
                 SEGMENTS.put((*shared, number), segment, len(data))
         out.append((number, segment))
-    parts = user_saved.Parts.of(out)
-    if name is not None:
+    return name, user_saved.Parts.of(out), True
+
+
+def settle(ui: UserIndex) -> None:
+    """After following the rows: the parts this load assembled kept for the process's next
+    store objects, unless `ui` made them its own (then they hold its changes)."""
+    if ui.pending is not None:
+        name, parts = ui.pending
+        ui.pending = None
         SEGMENTS.put(name, parts, parts.nbytes)
-    return parts
 
 
 def _postings(
@@ -123,7 +132,8 @@ def due(ui: UserIndex) -> bool:
     beyond its pieces, and nothing since its first rows forbids it."""
     if ui.gen is None or ui.gen < 0 or ui.dead:
         return False
-    return ui.fresh is None or ui.turns() - ui.saved >= SAVE_AFTER
+    behind = ui.turns() - ui.saved
+    return ui.fresh is None or behind >= SAVE_AFTER or (behind > 0 and ui.copied)
 
 
 def save(store: StoreCore, ui: UserIndex) -> None:
@@ -146,7 +156,7 @@ def save(store: StoreCore, ui: UserIndex) -> None:
     if written is not None:
         ui.segments = written
         ui.version = max(ui.version, 0) + 1
-        ui.fresh, ui.saved = {}, total
+        ui.fresh, ui.saved, ui.copied = {}, total, False
         for conv in ui.convs.values():
             conv.kept_seq = conv.seq
 
@@ -207,10 +217,10 @@ def _write(
 def _read(store: StoreCore, conn: Any, ui: UserIndex, number: int) -> user_saved.Segment:
     """Segment `number` of the user, with every term's postings (for a merge)."""
     q = store._dialect.sql
-    row = store._dialect.read_row(conn, q["recall_segment"], (ui.user, number))
-    if row is None:
+    data = store._dialect.read_segment(conn, ui.user, number)
+    if data is None:
         raise ValueError("a segment read is gone")
-    segment = user_saved.load_segment(ui, bytes(row[0]))
+    segment = user_saved.load_segment(ui, data)
     for term, _seg, data in store._dialect.read_rows(
         conn, q["recall_segment_terms"], (ui.user, number)
     ):

@@ -75,7 +75,9 @@ class Segment:
 
     next_block: int
     ids: array[int] | None
-    columns: dict[str, array[int]]  # conv, the int columns, dated, alive, every, mine
+    # conv, the int columns, dated, alive, every, mine: arrays, or a loaded dense segment's
+    # views of its bytes (`load_segment`), never changed in place
+    columns: dict[str, Any]
     convs: list[Conv]
     terms: Lists = field(default_factory=dict)
     stats: tuple[Stats, Stats] = ((0, 0, 0), (0, 0, 0))  # a dense segment's, both indexes
@@ -93,7 +95,7 @@ class Segment:
     def sparse(self) -> Segment:
         if self.ids is None:
             ids = self.held()
-            self.columns = {n: array(c.typecode, map(c.__getitem__, ids))
+            self.columns = {n: array(_CODES[n], map(c.__getitem__, ids))
                             for n, c in self.columns.items()}  # fmt: skip
             self.ids = ids
         return self
@@ -254,9 +256,10 @@ def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
     if zlib.crc32(body) != crc or (dense and n != top):
         raise ValueError("damaged")
     ids, at = (None, 0) if dense else read_array("i", body, 0, n)
-    columns = {}
+    columns: dict[str, Any] = {}
     for name in _COLUMNS:
-        columns[name], at = read_array(_CODES[name], body, at, n)
+        # A dense segment's columns stay views of `data`: assembling copies them once.
+        columns[name], at = (_view if dense else read_array)(_CODES[name], body, at, n)
     if at + meta_size + arrays_size != len(body) or (ids and not 0 <= ids[0] <= ids[-1] < top):
         raise ValueError("the parts do not match")
     user, metas = json.loads(bytes(body[at : at + meta_size]).decode("utf-8", "surrogatepass"))
@@ -272,6 +275,15 @@ def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
         convs.append(conv)
     stats = (tuple(head[11:14]), tuple(head[14:17]))
     return Segment(top, ids, columns, convs, stats=stats)
+
+
+def _view(code: str, data: memoryview, at: int, count: int) -> tuple[memoryview, int]:
+    """`read_array`'s items as a view of `data`, not a copy."""
+    end = at + count * array(code).itemsize
+    if end > len(data):
+        raise ValueError("truncated")
+    part: Any = data[at:end]  # `cast` takes a format literal: `code` is one of `_CODES`
+    return part.cast(code), end
 
 
 def _stats(lengths: array[int]) -> Stats:
@@ -472,7 +484,7 @@ class Parts:
                 ui.index = index
             else:
                 ui.user_index = index
-        ui.docs, ui.convs, ui.borrowed = docs, dict(self.convs), True
+        ui.docs, ui.convs, ui.borrowed, ui.shared = docs, dict(self.convs), True, set(self.convs)
         ui.next_block = self.top
         ui.warmed = len(ui.index)
 
@@ -541,7 +553,9 @@ def _columns(
     stats = {}
     for name in _COLUMNS:
         if first is not None and dense:  # copied: a process keeps the segment (`_user_cache`)
-            column = first.columns[name] + _blank(name, top - len(first.columns[name]))
+            column = array(_CODES[name])
+            column.frombytes(memoryview(first.columns[name]).cast("B"))
+            column += _blank(name, top - len(column))
         else:
             column = _blank(name, top)
         held = first.stats[name == "mine"] if first is not None and dense else (0, 0, 0)
