@@ -7,6 +7,7 @@ pieces), redacted words are gone everywhere, and round trips continue identicall
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from datetime import date
@@ -204,8 +205,13 @@ class MemoryMachine(RuleBasedStateMachine):
             pieces = [whole[a:b] for a, b in pairwise(bounds)]
             if i in result["partial"]:
                 # Some of its pieces, or (a limit too small for the newest turn) only its end.
+                # Some of its pieces; or its long strings elided around a marker (a tool round
+                # alone over the limit); or (a limit too small for the newest turn) its end.
                 in_pieces = len(pieces) > 1 and any(p.strip() and p.strip() in text for p in pieces)
-                assert in_pieces or sent_end_of(result, whole, turns[i]["role"])
+                assert (
+                    in_pieces or elided_from(result, whole)
+                    or sent_end_of(result, whole, turns[i]["role"])
+                )  # fmt: skip
             elif len(pieces) > 1:
                 # Results sent natively come first in their message (providers ask it), the
                 # turn's other parts after them as text: then each part is whole, not each cut.
@@ -223,6 +229,29 @@ class MemoryMachine(RuleBasedStateMachine):
         data = json.dumps(self.mem.to_dict(), ensure_ascii=False)
         for token in self.redacted:
             assert token not in data
+
+
+ELIDED = re.compile(r"\n\[\.\.\. \d+ characters left out to stay within the size limit \.\.\.\]\n")
+ANNOTATION = re.compile(r"^(\[[^\]\n]*\]\n)+")  # a date, a part number: the renderer's
+
+
+def elided_from(result: dict[str, Any], whole: str) -> bool:
+    """Whether a part sent (a text, a tool part's text form) keeps a verbatim head and tail
+    of `whole` around the marker of characters left out."""
+    for message in result["messages"]:
+        for part in message["parts"]:
+            line = part["text"] if part["type"] == "text" else tool_line(part)
+            if _elided_in(line, whole):
+                return True
+    return False
+
+
+def _elided_in(line: str, whole: str) -> bool:
+    for found in ELIDED.finditer(line):
+        head, tail = ANNOTATION.sub("", line[: found.start()]), line[found.end() :]
+        if head.strip() and tail.strip() and head in whole and tail.rstrip("]") in whole:
+            return True
+    return False
 
 
 def sent_end_of(result: dict[str, Any], whole: str, role: str) -> bool:

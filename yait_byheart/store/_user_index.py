@@ -242,6 +242,11 @@ class UserIndex:
             if conv is None:
                 conv = self.convs[conv_id] = Conv(conv_id, name)
                 self.shared.discard(conv_id)
+                # Its first ids now, in the order of the rows, whether or not this recall
+                # reads it (`exclude`): ids break ties in a ranking, and an index built from
+                # the rows gives them in this order.
+                self._own()
+                self._new_block(conv)
             if conv.seq != seq:
                 out.append((conv, seq))
         return out
@@ -312,13 +317,16 @@ class UserIndex:
 
     # -- stretches -------------------------------------------------------------------------
 
+    def _new_block(self, conv: Conv) -> None:
+        conv.block *= 2
+        conv.next_id = self.next_block
+        conv.block_end = conv.next_id + conv.block
+        self.next_block = conv.block_end + self.gap
+        self.docs.grow(self.next_block)
+
     def _new_id(self, conv: Conv) -> int:
         if conv.next_id >= conv.block_end:
-            conv.block *= 2
-            conv.next_id = self.next_block
-            conv.block_end = conv.next_id + conv.block
-            self.next_block = conv.block_end + self.gap
-            self.docs.grow(self.next_block)
+            self._new_block(conv)
         doc = conv.next_id
         conv.next_id += 1
         return doc
