@@ -226,3 +226,29 @@ def test_a_recall_that_leaves_a_conversation_out_reads_its_rows_when_asked_for_i
         assert found and "marmalade" in found[0]["text"]
     assert "marmalade" in recalled(backend, "marmalade")
     assert recalled(backend, "marmalade harbour") == recalled_afresh(backend, "marmalade harbour")
+
+
+def test_the_requests_of_one_chat_borrow_without_copying(backend: Backend) -> None:
+    # Each request: a new store object, recall leaving out the chat it serves, two turns.
+    with backend.store() as store:
+        said(store, "trip", "lighthouse")
+        store.recall("lighthouse", user=USER)
+    assemble = user_saved.Parts.of
+    with (
+        mock.patch.object(_user_index.Docs, "copy", autospec=True) as copies,
+        mock.patch.object(user_saved.Parts, "of", side_effect=assemble) as assembled,
+    ):
+        for k in range(6):
+            with backend.store() as store:
+                source = store.recall_source(user=USER, exclude="live")
+                mem = store.open("live", user=USER, external=source)
+                mem.compose(f"what about the lighthouse, {k}?")
+                mem.append("user", f"what about the lighthouse, {k}?")
+                mem.append("assistant", "it is still there")
+                assert source.last and "lighthouse" in source.last[0]["text"]
+    # The first request writes the new conversation's place, the second assembles that list
+    # of segments: every other request borrows it as it is.
+    assert copies.call_count == 0 and assembled.call_count <= 2
+    assert recalled(backend, "lighthouse still there") == recalled_afresh(
+        backend, "lighthouse still there"
+    )

@@ -128,12 +128,16 @@ def _postings(
 
 
 def due(ui: UserIndex) -> bool:
-    """Whether `ui` should be written now: built from the rows, or past `SAVE_AFTER` turns
-    beyond its pieces, and nothing since its first rows forbids it."""
+    """Whether `ui` should be written now: built from the rows, past `SAVE_AFTER` turns
+    beyond its pieces, or beyond them at all once it copied borrowed parts; and nothing since
+    its first rows forbids it."""
     if ui.gen is None or ui.gen < 0 or ui.dead:
         return False
     behind = ui.turns() - ui.saved
-    return ui.fresh is None or behind >= SAVE_AFTER or (behind > 0 and ui.copied)
+    if ui.fresh is None or behind >= SAVE_AFTER:
+        return True
+    # Copied: anything the pieces lack (turns, a new conversation's first ids) is written.
+    return ui.copied and (behind > 0 or any(c.seq != c.kept_seq for c in ui.convs.values()))
 
 
 def save(store: StoreCore, ui: UserIndex) -> None:
