@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -252,3 +253,34 @@ def test_the_requests_of_one_chat_borrow_without_copying(backend: Backend) -> No
     assert recalled(backend, "lighthouse still there") == recalled_afresh(
         backend, "lighthouse still there"
     )
+
+
+def test_threads_with_a_store_object_per_request_keep_the_index_right(backend: Backend) -> None:
+    # Four threads of one process: each request a new store object on its own chat of the
+    # user, borrowing, copying, assembling and writing what the process keeps at once.
+    with backend.store() as store:
+        said(store, "trip", "lighthouse")
+        store.recall("lighthouse", user=USER)
+    failures: list[BaseException] = []
+
+    def serve(chat: str) -> None:
+        try:
+            for k in range(5):
+                with backend.store() as store:
+                    source = store.recall_source(user=USER, exclude=chat)
+                    mem = store.open(chat, user=USER, external=source)
+                    mem.compose(f"the lighthouse and the {chat} {k}?")
+                    mem.append("user", f"the {chat} marmot number {k}")
+                    mem.append("assistant", "noted")
+        except BaseException as exc:  # reported by the main thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=serve, args=(f"chat{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    found = recalled(backend, "marmot number 4")
+    assert all(f"chat{n} marmot number 4" in found for n in range(4))
+    assert found == recalled_afresh(backend, "marmot number 4")

@@ -258,13 +258,13 @@ class UserIndex:
         call then finds no new rows for the rest of the bump, looks for redactions, and finds
         only those it already knows."""
         self._own()
-        found = self.convs.get(conv.id)
-        if found is None:
+        held = self.convs.get(conv.id)
+        if held is None:
             return  # dropped meanwhile
-        if found.id in self.shared:
-            self.shared.discard(found.id)
-            found = self.convs[found.id] = found.copy()
-        conv, known = found, found.turns
+        if held.id in self.shared:
+            self.shared.discard(held.id)
+            held = self.convs[held.id] = held.copy()
+        conv, known = held, held.turns
         new = conn.execute(statement(_ROWS_FROM, prefix, param), (conv.id, known)).fetchall()
         if conv.seq >= 0 and seq - conv.seq > len(new):  # a redaction (or a repair) since
             found = conn.execute(
