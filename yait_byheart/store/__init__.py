@@ -473,14 +473,15 @@ class _Store(StoreCore):
         Passages of their conversations, verbatim, best first, within ``budget`` characters
         of text: each a `Recalled` with the conversation id, the turn indexes, when it was
         said and its score.  Ranked as compose ranks one conversation (see docs/store.md,
-        "Recall across conversations").  Only ``user``'s conversations are read; ``user=None``
-        (a conversation without a user) recalls nothing.  ``exclude``: conversation ids left
-        out (the one asking).  ``when``: the date relative dates in the query are read
-        against ("last weekend"); None or "" leaves them unread.  The query and ``when`` are
-        read and refused as `Memory.compose` reads and refuses them (a blank query, a lone
-        surrogate, a date it cannot read).  What `delete`, `delete_user` and a redaction took
-        out, by any process, is never returned.  ``retriever``: an incremental retriever
-        (e.g. `yait_byheart.semantic.Hybrid`) fused into the ranking as compose fuses one; the
+        "Recall across conversations").  Only ``user``'s conversations are read;
+        ``user=None`` (a conversation without a user) recalls nothing.  ``exclude``:
+        conversation ids left out (the one asking), not even read (without a ``retriever``).
+        ``when``: the date relative dates in the query are read against ("last weekend");
+        None or "" leaves them unread.  The query and ``when`` are read and refused as
+        `Memory.compose` reads and refuses them (a blank query, a lone surrogate, a date it
+        cannot read).  What `delete`, `delete_user` and a redaction took out, by any
+        process, is never returned.  ``retriever``: an incremental retriever (e.g.
+        `yait_byheart.semantic.Hybrid`) fused into the ranking as compose fuses one; the
         store feeds it ``user``'s stretches alone, so pass one object per user.
         """
         return self._recalled(query, user, budget, exclude, when, retriever)
