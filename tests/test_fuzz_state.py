@@ -376,3 +376,17 @@ def test_the_newest_entries_kept_before_a_round_count_their_joins(budget: int) -
     check_all(sent)
     assert sent["messages"][1]["role"] == "assistant" and len(sent["messages"]) == 3
     assert sent_size(sent) <= sent["size"] <= budget
+
+
+def test_a_limit_the_omission_note_would_pass_sends_no_note() -> None:
+    # Outside material leaves less room than the note of what was left out takes.
+    mem = Memory(budget=300, ceiling=1.0, external=MemoryMachine.outside)
+    call = {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": "{}"}
+    mem.append_message({"role": "assistant", "parts": [{"type": "text", "text": "zq1x"}, call]})
+    result = {"type": "tool_result", "id": "c1", "output": words(1000, 60)}
+    mem.append_message({"role": "user", "parts": [result]})
+    query = words(274, 5)
+    sent = mem.compose(query)
+    check_all(sent)
+    assert sent["external"] and sent_size(sent) <= sent["size"] <= 300
+    assert sent["messages"][-1]["parts"][-1]["text"] == query

@@ -483,6 +483,11 @@ class Composer:
         end = len(conv.entries)
         ctx = SentContext(start=end, upto=end)
         room = hard - marker.size
+        if room < 0:  # not even the note fits (outside material took the room): the newest
+            plan.counts["trimmed"] += 1  # words alone, as much of their end as fits
+            plan.rebuilt = True
+            alone = self._newest_words(plan, hard, whole_only=False)
+            return alone if alone is not None else ctx
         round_start, native = self._native_round(plan, marker, room)
         if native:
             room -= _size(native.items[1:])
