@@ -483,10 +483,10 @@ class Composer:
         end = len(conv.entries)
         ctx = SentContext(start=end, upto=end)
         room = hard - marker.size
+        plan.counts["trimmed"] += 1
+        plan.rebuilt = True
         if room < 0:  # not even the note fits (outside material took the room): the newest
-            plan.counts["trimmed"] += 1  # words alone, as much of their end as fits
-            plan.rebuilt = True
-            alone = self._newest_words(plan, hard, whole_only=False)
+            alone = self._newest_words(plan, hard, whole_only=False)  # words, their end
             return alone if alone is not None else ctx
         round_start, native = self._native_round(plan, marker, room)
         if native:
@@ -510,8 +510,6 @@ class Composer:
             kept.append(item)
             after = item
             ctx.hold(probe.entries)
-        plan.counts["trimmed"] += 1
-        plan.rebuilt = True
         if not native:
             # The note alone, or with the user's newest request (the last turn) only in part:
             # that request alone (whole if it fits, else its end) is worth more to the model.

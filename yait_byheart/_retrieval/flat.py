@@ -15,6 +15,7 @@ import struct
 import sys
 from array import array
 from itertools import accumulate
+from typing import Any
 
 from .bm25 import Index
 from .codec import U32
@@ -101,8 +102,18 @@ def load(data: memoryview) -> Index:
 def read_array(code: str, data: memoryview, at: int, count: int) -> tuple[array[int], int]:
     """`count` items of type `code` from `data` at `at`, and the offset after them."""
     out = array(code)
-    end = at + count * out.itemsize
-    if end > len(data):
-        raise ValueError("truncated")
+    end = _end(data, at, count * out.itemsize)
     out.frombytes(data[at:end])
     return out, end
+
+
+def read_view(code: str, data: memoryview, at: int, count: int) -> tuple[memoryview, int]:
+    """`read_array`'s items as a view of `data`, not a copy."""
+    part: Any = data[at : _end(data, at, count * array(code).itemsize)]  # `cast` is typed
+    return part.cast(code), at + len(part)  # for format literals; `code` is a typecode
+
+
+def _end(data: memoryview, at: int, size: int) -> int:
+    if at + size > len(data):
+        raise ValueError("truncated")
+    return at + size

@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from array import array
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -162,16 +163,16 @@ class UserIndex:
         self.dead = 0
         self.warmed = 0  # stretches indexed when `warm` last ran
         # Loaded from the process's kept pieces (`_user_kept`): the columns and the indexes'
-        # lengths are theirs (`borrowed`), and so are the conversations named in `shared`,
-        # read by other indexes at the same time and copied before the first change (`_own`,
-        # `follow`), unless `pending` holds them: assembled by this load and shared with no
-        # one yet (`_user_kept.settle` shares them if they were not changed). `copied`: this
-        # index made borrowed parts its own to follow the rows: until a save, the process's
-        # next store objects do the same (`_user_kept.due`).
+        # lengths are theirs (`borrowed`), and so is each conversation that is still the
+        # object `shared` holds under its id, read by other indexes at the same time and
+        # copied before the first change (`_own`, `follow`), unless `pending` holds them:
+        # assembled by this load and shared with no one yet (`_user_kept.settle` shares them
+        # if they were not changed). `owned`: this index made borrowed parts its own to follow
+        # the rows: until a save, the process's next store objects do the same (`_user_kept.due`).
         self.borrowed = False
-        self.shared: set[int] = set()
+        self.shared: Mapping[int, Conv] = {}
         self.pending: tuple[Any, Any] | None = None
-        self.copied = False
+        self.owned = False
         self.lock = threading.Lock()
         self._days: dict[str, int] = {}
         # What the store keeps of this index (`_user_saved`): the count of dropped recall
@@ -241,7 +242,6 @@ class UserIndex:
                 conv = None
             if conv is None:
                 conv = self.convs[conv_id] = Conv(conv_id, name)
-                self.shared.discard(conv_id)
                 # Its first ids now, in the order of the rows, whether or not this recall
                 # reads it (`exclude`): ids break ties in a ranking, and an index built from
                 # the rows gives them in this order.
@@ -261,8 +261,7 @@ class UserIndex:
         held = self.convs.get(conv.id)
         if held is None:
             return  # dropped meanwhile
-        if held.id in self.shared:
-            self.shared.discard(held.id)
+        if self.shared.get(held.id) is held:
             held = self.convs[held.id] = held.copy()
         conv, known = held, held.turns
         new = conn.execute(statement(_ROWS_FROM, prefix, param), (conv.id, known)).fetchall()
@@ -294,7 +293,7 @@ class UserIndex:
         row copies nothing (docs/benchmarks.md, "Stateless requests")."""
         if not self.borrowed:
             return
-        self.borrowed, self.copied = False, True
+        self.borrowed, self.owned = False, True
         if self.pending is not None:
             self.pending = None  # never shared now
             return

@@ -136,8 +136,8 @@ def due(ui: UserIndex) -> bool:
     behind = ui.turns() - ui.saved
     if ui.fresh is None or behind >= SAVE_AFTER:
         return True
-    # Copied: anything the pieces lack (turns, a new conversation's first ids) is written.
-    return ui.copied and (behind > 0 or any(c.seq != c.kept_seq for c in ui.convs.values()))
+    # Owned: anything the pieces lack (turns, a new conversation's first ids) is written.
+    return ui.owned and (behind > 0 or any(c.seq != c.kept_seq for c in ui.convs.values()))
 
 
 def save(store: StoreCore, ui: UserIndex) -> None:
@@ -160,7 +160,7 @@ def save(store: StoreCore, ui: UserIndex) -> None:
     if written is not None:
         ui.segments = written
         ui.version = max(ui.version, 0) + 1
-        ui.fresh, ui.saved, ui.copied = {}, total, False
+        ui.fresh, ui.saved, ui.owned = {}, total, False
         for conv in ui.convs.values():
             conv.kept_seq = conv.seq
 

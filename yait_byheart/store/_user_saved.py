@@ -36,7 +36,7 @@ from typing import Any
 
 from .._retrieval.bm25 import Index
 from .._retrieval.codec import U32
-from .._retrieval.flat import read_array
+from .._retrieval.flat import read_array, read_view
 from .._retrieval.postings import Band, Bands, Postings, banded
 from ._user_index import WARM_FROM, Conv, Docs, Open, UserIndex
 
@@ -259,7 +259,7 @@ def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
     columns: dict[str, Any] = {}
     for name in _COLUMNS:
         # A dense segment's columns stay views of `data`: assembling copies them once.
-        columns[name], at = (_view if dense else read_array)(_CODES[name], body, at, n)
+        columns[name], at = (read_view if dense else read_array)(_CODES[name], body, at, n)
     if at + meta_size + arrays_size != len(body) or (ids and not 0 <= ids[0] <= ids[-1] < top):
         raise ValueError("the parts do not match")
     user, metas = json.loads(bytes(body[at : at + meta_size]).decode("utf-8", "surrogatepass"))
@@ -275,15 +275,6 @@ def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
         convs.append(conv)
     stats = (tuple(head[11:14]), tuple(head[14:17]))
     return Segment(top, ids, columns, convs, stats=stats)
-
-
-def _view(code: str, data: memoryview, at: int, count: int) -> tuple[memoryview, int]:
-    """`read_array`'s items as a view of `data`, not a copy."""
-    end = at + count * array(code).itemsize
-    if end > len(data):
-        raise ValueError("truncated")
-    part: Any = data[at:end]  # `cast` takes a format literal: `code` is one of `_CODES`
-    return part.cast(code), end
 
 
 def _stats(lengths: array[int]) -> Stats:
@@ -484,7 +475,7 @@ class Parts:
                 ui.index = index
             else:
                 ui.user_index = index
-        ui.docs, ui.convs, ui.borrowed, ui.shared = docs, dict(self.convs), True, set(self.convs)
+        ui.docs, ui.convs, ui.borrowed, ui.shared = docs, dict(self.convs), True, self.convs
         ui.next_block = self.top
         ui.warmed = len(ui.index)
 
