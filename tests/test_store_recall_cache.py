@@ -236,7 +236,9 @@ def test_the_requests_of_one_chat_borrow_without_copying(backend: Backend) -> No
         store.recall("lighthouse", user=USER)
     assemble = user_saved.Parts.of
     with (
-        mock.patch.object(_user_index.Docs, "copy", autospec=True) as copies,
+        mock.patch.object(
+            _user_index.Docs, "copy", autospec=True, side_effect=_user_index.Docs.copy
+        ) as copies,
         mock.patch.object(user_saved.Parts, "of", side_effect=assemble) as assembled,
     ):
         for k in range(6):
@@ -247,9 +249,10 @@ def test_the_requests_of_one_chat_borrow_without_copying(backend: Backend) -> No
                 mem.append("user", f"what about the lighthouse, {k}?")
                 mem.append("assistant", "it is still there")
                 assert source.last and "lighthouse" in source.last[0]["text"]
-    # The first request writes the new conversation's place, the second assembles that list
-    # of segments: every other request borrows it as it is.
-    assert copies.call_count == 0 and assembled.call_count <= 2
+    # The second request, the first to find the chat holding rows, copies to give it its
+    # first ids and writes them; the third assembles that list of segments; every other
+    # request borrows what the first or the third assembled, as it is.
+    assert copies.call_count == 1 and assembled.call_count == 2
     assert recalled(backend, "lighthouse still there") == recalled_afresh(
         backend, "lighthouse still there"
     )

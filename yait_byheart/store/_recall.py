@@ -182,8 +182,9 @@ def _synced(
     """`ui` brought up to date with the rows: what changed, then each changed conversation
     (loaded first from what the store keeps, with the postings of `terms`, if it may be).
     A conversation in `exclude` is not read (with no retriever, whose scores are relative to
-    what it holds): it is left out of this recall, and a later one that asks for it reads
-    what it gained (`follow` goes by its sequence number)."""
+    what it holds), only given its first ids (`reserve`): it is left out of this recall, and
+    a later one that asks for it reads what it gained (`follow` goes by its sequence
+    number)."""
     dialect = store._dialect
     where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
@@ -192,11 +193,12 @@ def _synced(
         changed = ui.changed(conn, *where)
     skip = exclude if ui.retriever is None else frozenset()
     for conv, seq in changed:
-        if conv.name in skip:
-            continue
         try:
             with store._lock, store._transaction(dialect.read_begin) as conn:
-                ui.follow(conn, *where, conv, seq)
+                if conv.name in skip:
+                    ui.reserve(conn, *where, conv)
+                else:
+                    ui.follow(conn, *where, conv, seq)
         except dialect.errors as exc:
             if dialect.kind(exc) != "corrupt":
                 raise

@@ -50,6 +50,7 @@ _ROWS_BETWEEN = (
     "SELECT idx, record FROM {s}turns WHERE conv = ? AND idx >= ? AND idx <= ? ORDER BY idx"
 )
 _REDACTED_ROWS = "SELECT idx FROM {s}turns WHERE conv = ? AND idx < ? AND record LIKE ?"
+_ANY_ROW = "SELECT 1 FROM {s}turns WHERE conv = ? LIMIT 1"
 
 
 def statement(template: str, prefix: str, param: str) -> str:
@@ -242,11 +243,6 @@ class UserIndex:
                 conv = None
             if conv is None:
                 conv = self.convs[conv_id] = Conv(conv_id, name)
-                # Its first ids now, in the order of the rows, whether or not this recall
-                # reads it (`exclude`): ids break ties in a ranking, and an index built from
-                # the rows gives them in this order.
-                self._own()
-                self._new_block(conv)
             if conv.seq != seq:
                 out.append((conv, seq))
         return out
@@ -257,12 +253,9 @@ class UserIndex:
         Rows read in a later transaction than `seq` may hold more than `seq` says: the next
         call then finds no new rows for the rest of the bump, looks for redactions, and finds
         only those it already knows."""
-        self._own()
-        held = self.convs.get(conv.id)
+        held = self._held(conv.id)
         if held is None:
             return  # dropped meanwhile
-        if self.shared.get(held.id) is held:
-            held = self.convs[held.id] = held.copy()
         conv, known = held, held.turns
         new = conn.execute(statement(_ROWS_FROM, prefix, param), (conv.id, known)).fetchall()
         if conv.seq >= 0 and seq - conv.seq > len(new):  # a redaction (or a repair) since
@@ -275,6 +268,27 @@ class UserIndex:
                     self._reindex_turn(conn, prefix, param, conv, idx)
         self._extend(conv, [(int(i), raw) for i, raw in new])
         conv.seq = seq
+
+    def reserve(self, conn: Any, prefix: str, param: str, conv: Conv) -> None:
+        """A conversation this recall leaves out (`exclude`), not read: its first ids where
+        reading it would have given them, if it has rows and no ids yet, so that ids (which
+        break ties in a ranking) come in the order an index built from the rows gives them."""
+        if conv.block_end or not conn.execute(
+            statement(_ANY_ROW, prefix, param), (conv.id,)
+        ).fetchone():  # fmt: skip
+            return
+        held = self._held(conv.id)
+        if held is not None:
+            self._new_block(held)
+
+    def _held(self, conv_id: int) -> Conv | None:
+        """Conversation `conv_id` (None if dropped), this index's own to change: the borrowed
+        columns and that conversation copied first (`_own`)."""
+        self._own()
+        held = self.convs.get(conv_id)
+        if held is not None and self.shared.get(conv_id) is held:
+            held = self.convs[conv_id] = held.copy()
+        return held
 
     def warm(self) -> None:
         """Group each long posting list for `Index.head` now, not on its term's first query,
