@@ -229,11 +229,16 @@ def test_a_recall_that_leaves_a_conversation_out_reads_its_rows_when_asked_for_i
     assert recalled(backend, "marmalade harbour") == recalled_afresh(backend, "marmalade harbour")
 
 
-def test_the_requests_of_one_chat_borrow_without_copying(backend: Backend) -> None:
+@pytest.mark.parametrize("unsaved", [0, 2])
+def test_the_requests_of_one_chat_borrow_without_copying(backend: Backend, unsaved: int) -> None:
     # Each request: a new store object, recall leaving out the chat it serves, two turns.
+    # With turns of another conversation the pieces lack, the first request reads and writes
+    # them, the chat's place (no ids yet: it is empty) with them.
     with backend.store() as store:
         said(store, "trip", "lighthouse")
         store.recall("lighthouse", user=USER)
+        if unsaved:
+            said(store, "garden", "tomato", turns=unsaved)
     assemble = user_saved.Parts.of
     with (
         mock.patch.object(
@@ -249,10 +254,11 @@ def test_the_requests_of_one_chat_borrow_without_copying(backend: Backend) -> No
                 mem.append("user", f"what about the lighthouse, {k}?")
                 mem.append("assistant", "it is still there")
                 assert source.last and "lighthouse" in source.last[0]["text"]
-    # The second request, the first to find the chat holding rows, copies to give it its
-    # first ids and writes them; the third assembles that list of segments; every other
-    # request borrows what the first or the third assembled, as it is.
-    assert copies.call_count == 1 and assembled.call_count == 2
+    # The second request, the first to find the chat holding rows, gives it its first ids and
+    # writes them (copying what it borrowed, unless it assembled it itself after the first
+    # request's write); the third assembles that list of segments; every later request
+    # borrows it as it is.
+    assert (copies.call_count, assembled.call_count) == ((1, 2) if not unsaved else (0, 3))
     assert recalled(backend, "lighthouse still there") == recalled_afresh(
         backend, "lighthouse still there"
     )

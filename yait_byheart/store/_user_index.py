@@ -280,6 +280,7 @@ class UserIndex:
         held = self._held(conv.id)
         if held is not None:
             self._new_block(held)
+            held.kept_seq = -2  # the pieces lack these ids: the next write keeps them
 
     def _held(self, conv_id: int) -> Conv | None:
         """Conversation `conv_id` (None if dropped), this index's own to change: the borrowed
