@@ -182,7 +182,9 @@ def kept_parts() -> dict[Any, tuple[bytes, ...]]:
     for name, (kept, _size) in SEGMENTS._held.items():
         if isinstance(kept, user_saved.Parts):
             convs = json.dumps([user_saved.conv_meta(c) for c in kept.convs.values()])
-            out[name] = (*(bytes(c) for c in kept.columns.values()), convs.encode())
+            columns = (bytes(c) if isinstance(c, bytearray) else c.tobytes()
+                       for c in kept.columns.values())  # fmt: skip
+            out[name] = (*columns, convs.encode())
     return out
 
 
@@ -242,7 +244,8 @@ def test_the_requests_of_one_chat_borrow_without_copying(backend: Backend, unsav
     assemble = user_saved.Parts.of
     with (
         mock.patch.object(
-            _user_index.Docs, "copy", autospec=True, side_effect=_user_index.Docs.copy
+            _user_index.UserIndex, "_copy_borrowed", autospec=True,
+            side_effect=_user_index.UserIndex._copy_borrowed,
         ) as copies,
         mock.patch.object(user_saved.Parts, "of", side_effect=assemble) as assembled,
     ):

@@ -243,7 +243,8 @@ def _said_then(ui: UserIndex, query: str) -> Callable[[int], bool] | None:
     spans = asked_days(query)  # as `Ranker.ranked` reads them
     if not spans:
         return None
-    lo, hi = ui.docs.day_lo, ui.docs.day_hi
+    # As arrays: a question naming days may test every stretch (`ranking.bm25_ranked`).
+    lo, hi = ui.docs.day_lo.values(), ui.docs.day_hi.values()
 
     def said_then(doc: int) -> bool:
         return said_on(lo[doc], hi[doc], spans)

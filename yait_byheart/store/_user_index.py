@@ -33,6 +33,7 @@ from .._retrieval.bm25 import Index
 from .._retrieval.ranker import Ranker
 from .._text.tokens import Tokenizer
 from .._turns.render import Turn, searchable
+from ._columns import Column
 from ._rows import loads
 
 # A conversation's first block of ids; each further block doubles, so a conversation with n
@@ -107,39 +108,36 @@ class Conv:
 
 
 class Docs:
-    """Per document id: its conversation, where it starts and ends, size, days, liveness."""
+    """Per document id: its conversation, where it starts and ends, size, days, liveness.
+
+    Every column but `alive` is a `Column` (pages, copied when written), so an index that
+    borrows the process's assembled parts shares them until it writes a page of its own."""
+
+    PAGED = ("conv", "first_turn", "first_piece", "last_turn", "last_piece", "size", "day_lo",
+             "day_hi", "stretch", "dated")  # fmt: skip
 
     def __init__(self) -> None:
-        self.conv = array("q")  # ids of conversations (bigint in PostgreSQL)
-        self.first_turn = array("i")  # turn indexes, piece numbers, sizes, day ordinals: int32
-        self.first_piece = array("i")
-        self.last_turn = array("i")
-        self.last_piece = array("i")
-        self.size = array("i")
-        self.day_lo = array("i")
-        self.day_hi = array("i")
-        self.stretch = array("i")  # its place among its conversation's stretches
-        self.dated = bytearray()
-        self.alive = bytearray()
+        self.conv = Column("q")  # ids of conversations (bigint in PostgreSQL)
+        self.first_turn = Column("i")  # turn indexes, piece numbers, sizes, day ordinals: int32
+        self.first_piece = Column("i")
+        self.last_turn = Column("i")
+        self.last_piece = Column("i")
+        self.size = Column("i")
+        self.day_lo = Column("i")
+        self.day_hi = Column("i")
+        self.stretch = Column("i")  # its place among its conversation's stretches
+        self.dated = Column("B")
+        self.alive = bytearray()  # read on every ranked stretch: one C-level array
 
     def __len__(self) -> int:
         return len(self.alive)
-
-    def copy(self) -> Docs:
-        out = Docs()
-        for name, column in vars(self).items():
-            setattr(out, name, column[:])
-        return out
 
     def grow(self, n: int) -> None:
         more = n - len(self.alive)
         if more <= 0:
             return
-        for column in (self.conv, self.first_turn, self.first_piece, self.last_turn,
-                       self.last_piece, self.size, self.day_lo, self.day_hi,
-                       self.stretch):  # fmt: skip
-            column.extend([0] * more)
-        self.dated.extend(bytes(more))
+        for name in self.PAGED:
+            getattr(self, name).grow(n)
         self.alive.extend(bytes(more))
 
     def start(self, doc: int, conv: int, k: int, turn: int, piece: int) -> None:
@@ -312,7 +310,12 @@ class UserIndex:
         if self.pending is not None:
             self.pending = None  # never shared now
             return
-        self.docs = self.docs.copy()
+        self._copy_borrowed()
+
+    def _copy_borrowed(self) -> None:
+        """Copy what the index changes in place (`alive`, its lengths): `Docs`' other
+        columns copy a page when it is first written."""
+        self.docs.alive = self.docs.alive[:]
         for index in (self.index, self.user_index):
             index._lengths = index._lengths[:]
 

@@ -38,6 +38,7 @@ from .._retrieval.bm25 import Index
 from .._retrieval.codec import U32
 from .._retrieval.flat import read_array, read_view
 from .._retrieval.postings import Band, Bands, Postings, banded
+from ._columns import Column
 from ._user_index import WARM_FROM, Conv, Docs, Open, UserIndex
 
 _MAGIC = b"BHUS"
@@ -316,7 +317,7 @@ def whole_segment(ui: UserIndex) -> Segment:
     top, docs = ui.next_block, ui.docs
     columns: dict[str, array[int]] = {}
     for name in _COLUMNS[:-2]:
-        columns[name] = array(_CODES[name], getattr(docs, name)[:top])
+        columns[name] = _values(docs, name)[:top]
     for name, index in (("every", ui.index), ("mine", ui.user_index)):
         column = _blank(name, top)
         held = index._lengths[:top]
@@ -426,7 +427,7 @@ class Parts:
     top: int  # the ids any segment may hold: 0 to top - 1
     stale: dict[int, set[int]]  # by segment: the stretches newer ones hold (again or anew)
     dense: int  # the dense segment's number (-1: none)
-    columns: dict[str, Any]  # arrays; "dated" and "alive" bytearrays, as `Docs` holds them
+    columns: dict[str, Any]  # `Docs`' columns as it holds them; the lengths as arrays
     stats: dict[str, Stats]
     convs: dict[int, Conv]
 
@@ -453,15 +454,17 @@ class Parts:
 
     @property
     def nbytes(self) -> int:
-        return sum(len(c) * getattr(c, "itemsize", 1) for c in self.columns.values())
+        return sum(c.nbytes if isinstance(c, Column) else len(c) * getattr(c, "itemsize", 1)
+                   for c in self.columns.values())  # fmt: skip
 
     def fill(self, ui: UserIndex, terms: Mapping[str, list[tuple[int, bytes]]]) -> None:
         """Fill `ui` (new, empty) with the parts, borrowed, and `terms`' postings (each term's
         rows as (segment, bytes)); ValueError, `ui` left empty, if they do not fit together."""
         columns, stats = self.columns, self.stats
         docs = Docs()
-        for name in _COLUMNS[:-2]:
-            setattr(docs, name, columns[name])
+        for name in Docs.PAGED:  # each page copied by the first index to write it
+            setattr(docs, name, columns[name].copy())
+        docs.alive = columns["alive"]
         lists = {term: self._postings(rows) for term, rows in terms.items()}
         for name, at in (("every", 0), ("mine", 2)):
             index = _index(columns[name], stats[name],
@@ -537,13 +540,21 @@ def _columns(
     segments: list[tuple[int, Segment]], top: int
 ) -> tuple[dict[str, Any], dict[str, Stats]]:
     """Each column over ids 0 to `top` - 1, the newest segment's value where several hold
-    one; each index's `Stats` (kept by the dense segment, followed through the others)."""
+    one; each index's `Stats` (kept by the dense segment, followed through the others). The
+    dense segment's values are shared, not copied: `Docs`' columns as pages of its views (a
+    process keeps the segment, `_user_cache`), the indexes' lengths and `alive` copied into
+    the arrays the indexes read."""
     first = segments[0][1] if segments else None
     dense = first is not None and first.ids is None
     out: dict[str, Any] = {}
     stats = {}
     for name in _COLUMNS:
-        if first is not None and dense:  # copied: a process keeps the segment (`_user_cache`)
+        column: Any
+        if name in Docs.PAGED:
+            column = Column.of(_CODES[name], first.columns[name]) if first is not None and dense else (
+                Column(_CODES[name]))  # fmt: skip
+            column.grow(top)
+        elif first is not None and dense:
             column = array(_CODES[name])
             column.frombytes(memoryview(first.columns[name]).cast("B"))
             column += _blank(name, top - len(column))
@@ -557,8 +568,14 @@ def _columns(
                 held = _restated(held, column, segment.ids, segment.columns[name])
             _scatter(column, segment.ids, segment.columns[name])
         out[name], stats[name] = column, held
-    out["dated"], out["alive"] = bytearray(out["dated"]), bytearray(out["alive"])
+    out["alive"] = bytearray(out["alive"])
     return out, stats
+
+
+def _values(docs: Docs, name: str) -> array[int]:
+    """A column of `docs` as one new array."""
+    column = getattr(docs, name)
+    return column.values() if isinstance(column, Column) else array(_CODES[name], column)
 
 
 def _scatter(column: Any, ids: Iterable[int], values: Iterable[int]) -> None:
