@@ -14,8 +14,12 @@ from yait_byheart.store._columns import PAGE, Column
 # ("copy", which): the copy joins the columns, its values the same.
 _OPS = st.lists(
     st.one_of(
-        st.tuples(st.just("set"), st.integers(0, 7), st.floats(0, 1, exclude_max=True),
-                  st.integers(-(2**31), 2**31 - 1)),  # fmt: skip
+        st.tuples(
+            st.just("set"),
+            st.integers(0, 7),
+            st.floats(0, 1, exclude_max=True),
+            st.integers(-(2**31), 2**31 - 1),
+        ),
         st.tuples(st.just("grow"), st.integers(0, 7), st.integers(0, 2 * PAGE + 3)),
         st.tuples(st.just("copy"), st.integers(0, 7)),
     ),

@@ -244,7 +244,9 @@ def test_the_requests_of_one_chat_borrow_without_copying(backend: Backend, unsav
     assemble = user_saved.Parts.of
     with (
         mock.patch.object(
-            _user_index.UserIndex, "_copy_borrowed", autospec=True,
+            _user_index.UserIndex,
+            "_copy_borrowed",
+            autospec=True,
             side_effect=_user_index.UserIndex._copy_borrowed,
         ) as copies,
         mock.patch.object(user_saved.Parts, "of", side_effect=assemble) as assembled,

@@ -12,16 +12,32 @@ of its bytes (docs/benchmarks.md, "Columns in pages").
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
 
-SHIFT = 12  # 4,096 ids a page: a page copied on a write costs microseconds
+SHIFT = 10  # 1,024 ids a page: a page copied on a write, or read, costs microseconds
 PAGE = 1 << SHIFT
 _MASK = PAGE - 1
 
 
+class Pager(Protocol):
+    """Where a column's pages not read yet come from (`Column.pager`)."""
+
+    def page(self, name: str, k: int) -> Any:
+        """Page `k` of column `name`, `PAGE` values (zeros past what is kept): an array or a
+        typed view, never written."""
+        ...
+
+    def prefetch(self, pages: Iterable[int]) -> None:
+        """Read `pages` (of every column it serves) at once, where not read yet."""
+        ...
+
+
 class Column:
     """Ints of one type (`typecode`) by id, from 0 to `len` - 1, zero where never set.
+
+    A page may be None: not read yet, asked of `pager` (under the column's `name`) when an
+    id in it is first read or written.
 
     >>> a = Column("i")
     >>> a.grow(5)
@@ -32,15 +48,21 @@ class Column:
     (7, 8, 5, [0, 0, 0, 8])
     """
 
-    __slots__ = ("_n", "_owned", "pages", "typecode")
+    __slots__ = ("_n", "_owned", "name", "pager", "pages", "typecode")
 
-    def __init__(self, typecode: str, pages: list[Any] | None = None, n: int = 0) -> None:
+    def __init__(
+        self, typecode: str, pages: list[Any] | None = None, n: int = 0, name: str = "",
+        pager: Pager | None = None,
+    ) -> None:  # fmt: skip
         self.typecode = typecode
-        # Full pages but the last; an array this column may write, or a page it shares (an
-        # array another column holds, or a read-only view of a kept segment's bytes).
+        # Full pages but the last; an array this column may write, a page it shares (an
+        # array another column holds, or a read-only view of a kept segment's bytes), or
+        # None: not read yet.
         self.pages: list[Any] = pages if pages is not None else []
         self._owned = bytearray(len(self.pages))
         self._n = n
+        self.name = name
+        self.pager = pager
 
     @classmethod
     def of(cls, typecode: str, values: Any) -> Column:
@@ -54,26 +76,50 @@ class Column:
     def __getitem__(self, doc: int) -> int:
         if not 0 <= doc < self._n:
             raise IndexError(doc)
-        return int(self.pages[doc >> SHIFT][doc & _MASK])
+        page = self.pages[doc >> SHIFT]
+        if page is None:
+            page = self._read(doc >> SHIFT)
+        return int(page[doc & _MASK])
 
     def __setitem__(self, doc: int, value: int) -> None:
         if not 0 <= doc < self._n:
             raise IndexError(doc)
-        k = doc >> SHIFT
-        page = self.pages[k]
-        if not self._owned[k]:
-            page = self.pages[k] = self._copied(page)
-            self._owned[k] = 1
-        page[doc & _MASK] = value
+        self._own(doc >> SHIFT)[doc & _MASK] = value
 
     def __iter__(self) -> Iterator[int]:
-        for page in self.pages:
-            yield from page
+        for k in range(len(self.pages)):
+            yield from self._page(k)
 
-    def _copied(self, page: Any) -> array[int]:
-        out = array(self.typecode)
-        out.frombytes(memoryview(page).cast("B"))
-        return out
+    def _page(self, k: int) -> Any:
+        page = self.pages[k]
+        return self._read(k) if page is None else page
+
+    def _read(self, k: int) -> Any:
+        if self.pager is None:
+            raise LookupError(f"page {k} of column {self.name!r} was never read")
+        page = self.pager.page(self.name, k)
+        end = self._n - (k << SHIFT)
+        if end < len(page):  # the last page: a view of the values it holds
+            page = memoryview(page)[:end]
+        self.pages[k] = page
+        return page
+
+    def _own(self, k: int) -> array[int]:
+        """Page `k`, this column's own to write (copied first if shared)."""
+        page = self._page(k)
+        if not self._owned[k]:
+            out = array(self.typecode)
+            out.frombytes(memoryview(page).cast("B"))
+            page = self.pages[k] = out
+            self._owned[k] = 1
+        return page  # type: ignore[no-any-return]
+
+    def prefetch(self, ids: Iterable[int]) -> None:
+        """Read at once the pages not read yet of the ids `ids` (a ranking's next stretches)."""
+        pages = self.pages
+        wanted = {d >> SHIFT for d in ids if 0 <= d < self._n and pages[d >> SHIFT] is None}
+        if wanted and self.pager is not None:
+            self.pager.prefetch(wanted)
 
     def grow(self, n: int) -> None:
         """Ids up to `n` - 1, the new ones zero."""
@@ -82,30 +128,28 @@ class Column:
             if k == len(self.pages):
                 self.pages.append(array(self.typecode))
                 self._owned.append(1)
-            elif not self._owned[k]:
-                self.pages[k] = self._copied(self.pages[k])
-                self._owned[k] = 1
-            page = self.pages[k]
+            page = self._own(k)
             more = min(PAGE - len(page), n - self._n)
             page.frombytes(bytes(more * page.itemsize))
             self._n += more
 
-    def copy(self) -> Column:
-        """A column of the same values sharing these pages: each copies a page before
-        writing it, so neither sees the other's writes."""
+    def copy(self, pager: Pager | None = None) -> Column:
+        """A column of the same values sharing these pages (those not read yet read through
+        `pager`): each copies a page before writing it, so neither sees the other's writes."""
         self._owned = bytearray(len(self.pages))
-        return Column(self.typecode, list(self.pages), self._n)
+        return Column(self.typecode, list(self.pages), self._n, self.name, pager)
 
     def values(self) -> array[int]:
         """Every value as one array (a new one)."""
         out = array(self.typecode)
-        for page in self.pages:
-            out.frombytes(memoryview(page).cast("B"))
+        out.frombytes(self.tobytes())
         return out
 
     def tobytes(self) -> bytes:
-        return b"".join(memoryview(page).cast("B") for page in self.pages)
+        return b"".join(memoryview(self._page(k)).cast("B") for k in range(len(self.pages)))
 
     @property
     def nbytes(self) -> int:
-        return self._n * array(self.typecode).itemsize
+        """The bytes of the pages read."""
+        size = array(self.typecode).itemsize
+        return sum(len(page) * size for page in self.pages if page is not None)

@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from itertools import islice
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._dates.spans import asked_days, said_on, without_annotations
@@ -28,6 +29,7 @@ from .._text.tokens import shared_tokenizer
 from .._turns.render import render_external, searchable
 from .._turns.settings import Tuning
 from . import _user_kept as user_kept
+from . import _user_saved as user_saved
 from ._failures import salvage_advice
 from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
 
@@ -54,6 +56,11 @@ _PASSAGES = (
 )
 _SPAN = "(?, ?, ?)"
 _SPANS_AT_MOST = 200  # passages read in one statement (3 parameters each, far below limits)
+# Loads of a user's pieces a recall tries when each finds them rewritten under it (a page of
+# the dense segment gone: `_user_saved.StalePieces`) before it builds the index from the rows.
+_STALE_TRIES = 3
+# Ranked stretches whose pages are read in one statement when the budget is filled.
+_READ_AHEAD = 32
 
 
 class Recalled(TypedDict):
@@ -131,6 +138,19 @@ class Recaller:
         annotated), best first, within `budget` characters.  With `over` (how many characters
         the passages, framed, pass what the caller may send), the ranking is filled again
         with that much less room, at most twice: ranked once, however often it is filled."""
+        for _ in range(_STALE_TRIES):
+            try:
+                return self._recall(store, shown, user, budget, exclude, retriever, call, over)
+            except user_saved.StalePieces:  # rewritten since this index loaded them
+                self._user(user, fresh=True)
+        ui = self._user(user, fresh=True)
+        ui.loadable, ui.rewrite = False, True  # rewritten under each load: built from the rows
+        return self._recall(store, shown, user, budget, exclude, retriever, call, over)
+
+    def _recall(
+        self, store: StoreCore, shown: str, user: str, budget: int, exclude: Iterable[str],
+        retriever: Any, call: str, over: Over | None,
+    ) -> list[Recalled]:  # fmt: skip
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
         exclude = frozenset(exclude)
@@ -150,7 +170,8 @@ class Recaller:
                 ranked = None
         if ranked is None:  # too many tombstones (or damaged): a new index
             ui = self._user(user, fresh=True)
-            ui.loadable = False  # what the store keeps may be the one with the tombstones
+            ui.loadable, ui.rewrite = False, True  # what the store keeps may be damaged, or
+            # the one with the tombstones: replaced by the rows' index
             with ui.lock:
                 _synced(store, ui, terms, exclude)
                 ranked = _select(ui, shown, budget, exclude, self.tuning, who)
@@ -349,7 +370,7 @@ def _fill(
     alive, size, conv = docs.alive, docs.size, docs.conv
     chosen: list[tuple[int, float]] = []
     left, misfits, skipped = budget, 0, 0
-    for doc, score in ranked:
+    for doc, score in _read_ahead(ui, ranked):
         if score <= 0 and (then is None or doc >= len(alive) or not then(doc)):
             break  # the recency top-up: nothing in it matches the query
         if doc >= len(alive) or not alive[doc] or conv[doc] in left_out or not size[doc]:
@@ -366,6 +387,15 @@ def _fill(
         if left < _GRAIN // 4:
             break
     return chosen, skipped
+
+
+def _read_ahead(ui: UserIndex, ranked: Iterable[tuple[int, float]]) -> Iterator[tuple[int, float]]:
+    """`ranked`, the pages of its stretches not read yet read a batch at a time (one
+    statement each, not one per stretch: `_columns.Column.prefetch`)."""
+    items = iter(ranked)
+    while batch := list(islice(items, _READ_AHEAD)):
+        ui.docs.conv.prefetch(doc for doc, _ in batch)
+        yield from batch
 
 
 def _passages(ui: UserIndex, chosen: list[tuple[int, float]]) -> list[_Passage]:

@@ -144,6 +144,8 @@ recall_terms_in: SELECT term, seg, data FROM {s}recall_terms
     WHERE user_id = ? AND term IN ({{keys}})
 recall_every_term: SELECT term, seg, data FROM {s}recall_terms WHERE user_id = ?
 recall_segment_terms: SELECT term, seg, data FROM {s}recall_terms WHERE user_id = ? AND seg = ?
+recall_pages_in: SELECT term, data FROM {s}recall_terms
+    WHERE user_id = ? AND seg = ? AND term IN ({{keys}})
 put_recall_segment: INSERT INTO {s}recall_segments (user_id, seg, docs, data) VALUES (?, ?, ?, ?)
 put_recall_term: INSERT INTO {s}recall_terms (user_id, term, seg, data) VALUES (?, ?, ?, ?)
 drop_recall_segment: DELETE FROM {s}recall_segments WHERE user_id = ? AND seg = ?

@@ -22,8 +22,9 @@ from ._user_saved import Parts, Segment
 
 Kept = Segment | Parts
 
-# Bytes of decoded segments a process keeps (the least recently used go first): the dense
-# segment of a user with 100,000 LongMemEval turns is about 23 MB.
+# Bytes of decoded segments a process keeps (the least recently used go first), as counted
+# when kept: an assembly holds the dense segment's pages its requests read since, uncounted
+# (docs/benchmarks.md, "Columns in pages").
 MAX_BYTES = 256 * 2**20
 
 

@@ -181,6 +181,9 @@ class UserIndex:
         self.gen: int | None = None
         self.saved = 0
         self.loadable = retriever is None  # a retriever is fed every stretch's text: rebuilt
+        # Built from the rows to replace what the store keeps (found damaged, rewritten under
+        # each load, or holding too many tombstones): its first write replaces it whole.
+        self.rewrite = False
         # The pieces read (`_user_kept`): the user's version then (-1: none), the segments
         # as (number, stretches); the terms whose postings were read (None: every term); the
         # stretches indexed since, each with its counts (None: every one, built from rows).

@@ -47,16 +47,19 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
     q = store._dialect.sql
     gen = conn.execute(q["recall_generation"]).fetchone()
     ui.gen = int(gen[0]) if gen is not None else -1
-    if not ui.loadable or ui.convs:
+    if ui.convs or not (ui.loadable or ui.rewrite):
         return
     row = conn.execute(q["recall_version"], (ui.user,)).fetchone()
     if row is None:
         return
     ui.version = int(row[0])  # a full write replaces what is kept, however damaged
+    if not ui.loadable:
+        return  # built from the rows, to be written whole over what is kept
     listed = [(int(n), int(size)) for n, size in conn.execute(q["recall_segment_list"], (ui.user,))]
     try:
         name, parts, made = _parts(store, conn, ui, listed)
-        parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms))
+        read = _page_reader(store, ui.user, parts.dense)
+        parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms), read)
     except (ValueError, TypeError, KeyError, IndexError):
         return  # built from the rows instead, and written whole
     ui.pending = (name, parts) if made and name is not None else None
@@ -121,10 +124,37 @@ def _postings(
             rows += dialect.read_rows(conn, sql, (user, *chunk))
     out: dict[str, list[tuple[int, bytes]]] = {}
     for term, seg, data in rows:
+        if user_saved.is_page_key(bytes(term)):
+            continue
         out.setdefault(bytes(term).decode("utf-8", "surrogatepass"), []).append(
             (int(seg), bytes(data))
         )  # fmt: skip
     return out
+
+
+def _page_reader(store: StoreCore, user: str, number: int) -> user_saved.PageRead:
+    """A function reading pages of the user's dense segment `number` (those still kept), in
+    one statement: in the transaction the store is in (a conversation being followed), else
+    in one of its own (a ranking, after the load's)."""
+    dialect = store._dialect
+
+    def pages(conn: Any, wanted: list[int]) -> dict[int, bytes]:
+        out = {}
+        for at in range(0, len(wanted), _CHUNK):
+            keys = [user_saved.page_key(k) for k in wanted[at : at + _CHUNK]]
+            sql = vectors_in(dialect.sql, len(keys), dialect.param, "recall_pages_in")
+            for term, data in dialect.read_rows(conn, sql, (user, number, *keys)):
+                out[int(bytes(term).split()[-1])] = bytes(data)
+        return out
+
+    def read(wanted: list[int]) -> dict[int, bytes]:
+        with store._lock:
+            if dialect.in_transaction(store._conn):
+                return pages(store._conn, wanted)
+            with store._transaction(dialect.read_begin) as conn:
+                return pages(conn, wanted)
+
+    return read
 
 
 def due(ui: UserIndex) -> bool:
@@ -203,12 +233,16 @@ def _write(
         conn.execute(q["drop_recall_segment"], (user, older))
         conn.execute(q["drop_recall_segment_terms"], (user, older))
     dense = not segments  # the oldest: most of the index, copied by a load
-    conn.execute(q["put_recall_segment"], (user, number, len(segment), segment.dump(ui, dense)))
+    data = segment.dump(ui, dense)
+    conn.execute(q["put_recall_segment"], (user, number, len(segment), data))
     lengths = segment.lengths() if dense else None
     rows = [
         (user, t.encode("utf-8", "surrogatepass"), number, user_saved.term_bytes(four, lengths))
         for t, four in segment.terms.items()
     ]
+    if dense:  # its pages, kept with its postings
+        pages = segment.page_rows(user_saved.stamp_of(data))
+        rows += [(user, user_saved.page_key(k), number, page) for k, page in enumerate(pages)]
     cur = conn.cursor()
     try:
         cur.executemany(q["put_recall_term"], rows)
@@ -225,8 +259,13 @@ def _read(store: StoreCore, conn: Any, ui: UserIndex, number: int) -> user_saved
     if data is None:
         raise ValueError("a segment read is gone")
     segment = user_saved.load_segment(ui, data)
+    pages = {}
     for term, _seg, data in store._dialect.read_rows(
         conn, q["recall_segment_terms"], (ui.user, number)
     ):
-        segment.terms[bytes(term).decode("utf-8", "surrogatepass")] = user_saved.read_term(data)
-    return segment
+        key = bytes(term)
+        if user_saved.is_page_key(key):
+            pages[int(key.split()[-1])] = bytes(data)
+        else:
+            segment.terms[key.decode("utf-8", "surrogatepass")] = user_saved.read_term(data)
+    return user_saved.with_pages(segment, pages)

@@ -36,15 +36,15 @@ from typing import Any
 
 from .._retrieval.bm25 import Index
 from .._retrieval.codec import U32
-from .._retrieval.flat import read_array, read_view
+from .._retrieval.flat import Damaged, read_array, read_view
 from .._retrieval.postings import Band, Bands, Postings, banded
-from ._columns import Column
+from ._columns import PAGE, SHIFT, Column
 from ._user_index import WARM_FROM, Conv, Docs, Open, UserIndex
 
 _MAGIC = b"BHUS"
 # Bump when what `Segment.dump` writes, or how a `UserIndex` indexes a stretch, changes: older
 # pieces are then ignored (and the next recall rebuilds from the rows and writes them again).
-VERSION = 5
+VERSION = 6
 # magic, VERSION, byte order, tokenizer id, gap, next_block, stretches (all ids when dense),
 # dense, conversations' JSON bytes, their id arrays' bytes, CRC-32 of what follows; then,
 # for a dense segment, each index's stretches, their lengths' sum and the shortest (`Stats`)
@@ -59,6 +59,17 @@ _ABSENT = 0xFFFFFFFF  # the length of a stretch an index does not hold (see `Inv
 _INT_COLUMNS = ("first_turn", "first_piece", "last_turn", "last_piece", "size", "day_lo",
                 "day_hi", "stretch")  # fmt: skip
 _COLUMNS = ("conv", *_INT_COLUMNS, "dated", "alive", "every", "mine")
+# A dense segment keeps these apart, a row per page of `PAGE` ids (`page_rows`), read when a
+# request first needs one: what a ranking returns and a followed conversation's stretches.
+# The others, which scoring and the day scan read for every stretch, come with the segment.
+# (docs/benchmarks.md, "Columns in pages")
+_COLD = ("conv", "first_turn", "first_piece", "last_turn", "last_piece", "size", "stretch",
+         "dated")  # fmt: skip
+_HOT = tuple(c for c in _COLUMNS if c not in _COLD)
+# A page's magic, the dense segment's stamp (the CRC-32 of its body), its ids, CRC-32 of
+# the rest; then each of `_COLD`'s values for those ids.
+_PAGE_HEAD = struct.Struct("<4sIII")
+_PAGE_MAGIC = b"BHUP"
 _CODES = {"conv": "q", **dict.fromkeys(_INT_COLUMNS, "i"), "dated": "B", "alive": "B",
           "every": U32, "mine": U32}  # fmt: skip
 Four = tuple["array[int]", "array[int]", "array[int]", "array[int]"]  # ids, tfs; the user's
@@ -82,6 +93,9 @@ class Segment:
     convs: list[Conv]
     terms: Lists = field(default_factory=dict)
     stats: tuple[Stats, Stats] = ((0, 0, 0), (0, 0, 0))  # a dense segment's, both indexes
+    stamp: int = 0  # a loaded dense segment's: its pages carry it (`page_rows`)
+    # A loaded dense segment's pages read so far, decoded (`read_page`): never changed.
+    read_pages: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def held(self) -> array[int]:
         """The ids of the stretches the segment holds, ascending."""
@@ -104,17 +118,29 @@ class Segment:
     def dump(self, ui: UserIndex, dense: bool) -> bytes:
         """The segment's columns and conversations as one row's bytes (`load_segment`)."""
         columns = _dense(self) if dense else self.columns
+        inline = _HOT if dense else _COLUMNS  # a dense segment's others: `page_rows`
         meta = json.dumps([ui.user, [conv_meta(c) for c in self.convs]], ensure_ascii=False,
                           separators=(",", ":")).encode("utf-8", "surrogatepass")  # fmt: skip
         arrays = b"".join(c.docs.tobytes() + c.firsts.tobytes() for c in self.convs)
         ids = b"" if dense or self.ids is None else self.ids.tobytes()
-        body = b"".join((ids, *(columns[c].tobytes() for c in _COLUMNS), meta, arrays))
+        body = b"".join((ids, *(columns[c].tobytes() for c in inline), meta, arrays))
         n = self.next_block if dense else len(self.held())
         stats = (_stats(columns["every"]), _stats(columns["mine"])) if dense else self.stats
         head = _HEADER.pack(_MAGIC, VERSION, _ORDER, ui.tokenizer.snapshot_id, ui.gap,
                             self.next_block, n, dense, len(meta), len(arrays),
                             zlib.crc32(body), *stats[0], *stats[1])  # fmt: skip
         return head + body
+
+    def page_rows(self, stamp: int) -> list[bytes]:
+        """A dense segment's `_COLD` columns as a row's bytes per page of `PAGE` ids, each
+        carrying `stamp` (`stamp_of` its `dump`), so that no other segment's answers for it."""
+        columns = _dense(self)
+        out = []
+        for at in range(0, self.next_block, PAGE):
+            end = min(at + PAGE, self.next_block)
+            body = b"".join(columns[c][at:end].tobytes() for c in _COLD)
+            out.append(_PAGE_HEAD.pack(_PAGE_MAGIC, stamp, end - at, zlib.crc32(body)) + body)
+        return out
 
     def lengths(self) -> tuple[array[int], array[int]]:
         """Each index's length of every stretch id up to `next_block` (dense)."""
@@ -258,8 +284,8 @@ def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
         raise ValueError("damaged")
     ids, at = (None, 0) if dense else read_array("i", body, 0, n)
     columns: dict[str, Any] = {}
-    for name in _COLUMNS:
-        # A dense segment's columns stay views of `data`: assembling copies them once.
+    for name in _HOT if dense else _COLUMNS:
+        # A dense segment's columns stay views of `data` (a process keeps the segment).
         columns[name], at = (read_view if dense else read_array)(_CODES[name], body, at, n)
     if at + meta_size + arrays_size != len(body) or (ids and not 0 <= ids[0] <= ids[-1] < top):
         raise ValueError("the parts do not match")
@@ -275,7 +301,65 @@ def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
         conv.firsts, at = read_array("i", body, at, k)
         convs.append(conv)
     stats = (tuple(head[11:14]), tuple(head[14:17]))
-    return Segment(top, ids, columns, convs, stats=stats)
+    return Segment(top, ids, columns, convs, stats=stats, stamp=crc if dense else 0)
+
+
+def stamp_of(data: bytes) -> int:
+    """The stamp of a dense segment's `dump` (`page_rows`)."""
+    return int(_HEADER.unpack_from(data)[10])
+
+
+def page_key(k: int) -> bytes:
+    """The `recall_terms` key of a dense segment's page `k`: no term's (a term has no NUL),
+    so the pages go wherever the segment's postings go (a merge's, a deletion's drop)."""
+    return b"\x00page %d" % k
+
+
+def is_page_key(term: bytes) -> bool:
+    return term[:1] == b"\x00"
+
+
+def read_page(data: bytes | memoryview, stamp: int, k: int, top: int) -> dict[str, Any]:
+    """Page `k` of the dense segment of `stamp` holding ids up to `top` - 1: each `_COLD`
+    column's values as a view; StalePieces if the page is another segment's, ValueError if
+    it is damaged."""
+    view = memoryview(data)
+    try:
+        magic, found, count, crc = _PAGE_HEAD.unpack_from(view)
+    except struct.error:
+        raise ValueError("truncated") from None
+    if magic != _PAGE_MAGIC or found != stamp:
+        raise StalePieces("a page of another segment")
+    body = view[_PAGE_HEAD.size :]
+    if zlib.crc32(body) != crc or count != min(PAGE, top - k * PAGE):
+        raise ValueError("damaged")
+    out, at = {}, 0
+    for name in _COLD:
+        out[name], at = read_view(_CODES[name], body, at, count)
+    if at != len(body):
+        raise ValueError("the parts do not match")
+    return out
+
+
+def with_pages(segment: Segment, pages: Mapping[int, bytes]) -> Segment:
+    """A loaded dense `segment` with its `_COLD` columns read from all its `pages` (by
+    number: a merge rewrites it); ValueError if one is missing or damaged."""
+    if segment.ids is not None:
+        return segment
+    top = segment.next_block
+    for name in _COLD:
+        segment.columns[name] = array(_CODES[name])
+    for k in range(-(-top // PAGE)):
+        if k not in pages:
+            raise ValueError("a page is missing")
+        for name, view in read_page(pages[k], segment.stamp, k, top).items():
+            segment.columns[name].frombytes(view.cast("B"))
+    return segment
+
+
+class StalePieces(Exception):
+    """A page of the dense segment a load read is gone: the pieces were rewritten since (a
+    merge, or dropped by a redaction). The recall loads them again."""
 
 
 def _stats(lengths: array[int]) -> Stats:
@@ -430,6 +514,12 @@ class Parts:
     columns: dict[str, Any]  # `Docs`' columns as it holds them; the lengths as arrays
     stats: dict[str, Stats]
     convs: dict[int, Conv]
+    # The dense segment's stamp (its pages carry it), and by page the newer segments' values
+    # for its ids in each `_COLD` column, put in when the page is read (`_Pages`).
+    stamp: int = 0
+    dense_top: int = 0  # the ids the dense segment holds: 0 to dense_top - 1
+    source: Segment | None = None  # the dense segment (its pages read so far)
+    patches: dict[int, dict[str, dict[int, int]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, segments: list[tuple[int, Segment]]) -> Parts:
@@ -444,26 +534,34 @@ class Parts:
             elif number != segments[0][0]:
                 raise ValueError("a dense segment after the oldest")
         dense = segments[0][0] if segments and segments[0][1].ids is None else -1
-        columns, stats = _columns(segments, top)
+        patches: dict[int, dict[str, dict[int, int]]] = {}
+        columns, stats = _columns(segments, top, patches)
         convs: dict[int, Conv] = {}
         for _number, segment in segments:  # oldest first: a newer one's conversation wins
             convs.update((c.id, c) for c in segment.convs)
         for conv in convs.values():
             conv.kept_seq = conv.seq  # the pieces hold it as its newest segment does
-        return cls(top, stale, dense, columns, stats, convs)
+        first = segments[0][1] if dense >= 0 else None
+        stamp, dense_top = (first.stamp, first.next_block) if first is not None else (0, 0)
+        return cls(top, stale, dense, columns, stats, convs, stamp, dense_top, first, patches)
 
     @property
     def nbytes(self) -> int:
+        """The bytes of its columns (of the pages read so far: it grows as pages are read)."""
         return sum(c.nbytes if isinstance(c, Column) else len(c) * getattr(c, "itemsize", 1)
                    for c in self.columns.values())  # fmt: skip
 
-    def fill(self, ui: UserIndex, terms: Mapping[str, list[tuple[int, bytes]]]) -> None:
+    def fill(
+        self, ui: UserIndex, terms: Mapping[str, list[tuple[int, bytes]]], read: PageRead,
+    ) -> None:  # fmt: skip
         """Fill `ui` (new, empty) with the parts, borrowed, and `terms`' postings (each term's
-        rows as (segment, bytes)); ValueError, `ui` left empty, if they do not fit together."""
+        rows as (segment, bytes)), the dense segment's pages not read yet read by `read`;
+        ValueError, `ui` left empty, if they do not fit together."""
         columns, stats = self.columns, self.stats
         docs = Docs()
+        pager = _Pages(self, read)
         for name in Docs.PAGED:  # each page copied by the first index to write it
-            setattr(docs, name, columns[name].copy())
+            setattr(docs, name, columns[name].copy(pager))
         docs.alive = columns["alive"]
         lists = {term: self._postings(rows) for term, rows in terms.items()}
         for name, at in (("every", 0), ("mine", 2)):
@@ -504,6 +602,67 @@ class Parts:
         return term
 
 
+# Reads pages of the dense segment a load read (their `page_rows` rows, by number): those
+# still kept (one gone: the pieces were rewritten since).
+PageRead = Callable[[list[int]], dict[int, bytes]]
+
+
+class _Pages:
+    """The pages a load's columns did not read yet (`Column.pager`): read by `read` (each
+    page of every `_COLD` column at once, a batch in one statement), checked, kept decoded
+    with the dense segment (every assembly of it shares them), and in the assembly with the
+    newer segments' values put in (`Parts.patches`), for the process's next store objects."""
+
+    def __init__(self, parts: Parts, read: PageRead) -> None:
+        self.parts = parts
+        self.read = read
+
+    def page(self, name: str, k: int) -> Any:
+        held = self.parts.columns[name].pages[k]
+        if held is None:
+            self.prefetch([k])
+            held = self.parts.columns[name].pages[k]
+        return held
+
+    def prefetch(self, pages: Iterable[int]) -> None:
+        """Pages `pages` in the assembly, read in one statement where not read before."""
+        parts = self.parts
+        source = parts.source
+        assert source is not None  # only a dense segment's columns have pages not read
+        held = parts.columns["conv"].pages
+        wanted = sorted({k for k in pages if held[k] is None})
+        missing = [k for k in wanted if k not in source.read_pages]
+        if missing:
+            found = self.read(missing)
+            for k in missing:
+                if k not in found:
+                    raise StalePieces("a page of the pieces loaded is gone")
+                try:
+                    source.read_pages[k] = read_page(found[k], parts.stamp, k, parts.dense_top)
+                except ValueError as exc:
+                    raise Damaged(str(exc)) from exc
+        for k in wanted:
+            self._assemble(k, source.read_pages[k])
+
+    def _assemble(self, k: int, views: dict[str, Any]) -> None:
+        """Page `k` of each `_COLD` column of the assembly: the dense segment's values, and
+        the newer segments' where they hold the stretch."""
+        parts = self.parts
+        patches = parts.patches.get(k, {})
+        for name, view in views.items():
+            column = parts.columns[name]
+            end = min(PAGE, len(column) - k * PAGE)
+            page: Any = view
+            found = patches.get(name)
+            if found or len(view) != end:
+                page = array(_CODES[name])
+                page.frombytes(view.cast("B")[: end * page.itemsize])
+                page.frombytes(bytes((end - len(page)) * page.itemsize))
+                for doc, value in (found or {}).items():
+                    page[doc - k * PAGE] = value
+            column.pages[k] = page
+
+
 @dataclass
 class _Term:
     """A term's postings as a load reads them: each segment's (`parts`, stale ones dropped);
@@ -537,22 +696,28 @@ class _Term:
 
 
 def _columns(
-    segments: list[tuple[int, Segment]], top: int
+    segments: list[tuple[int, Segment]], top: int, patches: dict[int, dict[str, dict[int, int]]]
 ) -> tuple[dict[str, Any], dict[str, Stats]]:
     """Each column over ids 0 to `top` - 1, the newest segment's value where several hold
     one; each index's `Stats` (kept by the dense segment, followed through the others). The
     dense segment's values are shared, not copied: `Docs`' columns as pages of its views (a
-    process keeps the segment, `_user_cache`), the indexes' lengths and `alive` copied into
-    the arrays the indexes read."""
+    process keeps the segment, `_user_cache`), those it keeps apart (`_COLD`) as pages not
+    read yet, the newer segments' values for them in `patches`; the indexes' lengths and
+    `alive` copied into the arrays the indexes read."""
     first = segments[0][1] if segments else None
     dense = first is not None and first.ids is None
     out: dict[str, Any] = {}
     stats = {}
     for name in _COLUMNS:
         column: Any
-        if name in Docs.PAGED:
-            column = Column.of(_CODES[name], first.columns[name]) if first is not None and dense else (
-                Column(_CODES[name]))  # fmt: skip
+        if name in _COLD and first is not None and dense:
+            kept = -(-first.next_block // PAGE)
+            column = Column(_CODES[name], [None] * kept, min(top, kept * PAGE), name)
+            column.grow(top)
+        elif name in Docs.PAGED:
+            column = Column.of(_CODES[name], first.columns[name]) if first is not None and (
+                dense) else Column(_CODES[name], name=name)  # fmt: skip
+            column.name = name
             column.grow(top)
         elif first is not None and dense:
             column = array(_CODES[name])
@@ -566,10 +731,27 @@ def _columns(
                 continue
             if name in ("every", "mine"):
                 held = _restated(held, column, segment.ids, segment.columns[name])
-            _scatter(column, segment.ids, segment.columns[name])
+            if isinstance(column, Column) and name in _COLD:
+                _put(column, patches, segment.ids, segment.columns[name])
+            else:
+                _scatter(column, segment.ids, segment.columns[name])
         out[name], stats[name] = column, held
     out["alive"] = bytearray(out["alive"])
     return out, stats
+
+
+def _put(
+    column: Column, patches: dict[int, dict[str, dict[int, int]]], ids: array[int],
+    values: array[int],
+) -> None:  # fmt: skip
+    """column[ids[k]] = values[k] for each k, kept in `patches` where the page is not read."""
+    pages = column.pages
+    for doc, value in zip(ids, values, strict=True):
+        k = doc >> SHIFT
+        if pages[k] is None:
+            patches.setdefault(k, {}).setdefault(column.name, {})[doc] = value
+        else:
+            column[doc] = value
 
 
 def _values(docs: Docs, name: str) -> array[int]:

@@ -1,0 +1,122 @@
+"""The dense segment's columns kept apart in pages (issue 46): a new store object reads only
+the pages its recall needs, a page written over by another store object since the load is
+never taken for its own (the recall loads the pieces again), and everything recalled through
+pages is what an index built from the rows returns. Pages of four ids here, so a few turns
+make many of them. SQLite and PostgreSQL (see tests/test_store.py)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from yait_byheart.store import _columns, _recall, _user_index
+from yait_byheart.store import _user_saved as user_saved
+from yait_byheart.store._user_cache import SEGMENTS
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import test_store  # noqa: E402
+import test_store_recall_kept as kept  # noqa: E402
+from test_store import Backend  # noqa: E402
+
+backend = test_store.backend
+
+
+@pytest.fixture(autouse=True)
+def pages_of_four() -> Iterator[None]:
+    with (
+        mock.patch.multiple(_columns, SHIFT=2, PAGE=4, _MASK=3),
+        mock.patch.multiple(user_saved, SHIFT=2, PAGE=4),
+    ):
+        SEGMENTS.clear()
+        yield
+        SEGMENTS.clear()
+
+
+def page_rows(b: Backend, user: str) -> int:
+    rows = kept.pieces(b, user)["recall_terms"]
+    return sum(1 for r in rows if user_saved.is_page_key(bytes(r[0])))
+
+
+def test_a_new_store_object_reads_only_the_pages_its_recall_needs(backend: Backend) -> None:
+    kept.fill(backend, convs=6, turns=48)
+    query = "the 4x7 train timetable"
+    assert kept.loaded(backend, query, "alice")  # built from the rows and written whole
+    total = page_rows(backend, "alice")
+    assert total >= 10
+    SEGMENTS.clear()  # a fresh process
+    with mock.patch.object(user_saved, "read_page", wraps=user_saved.read_page) as reads:
+        found = kept.loaded(backend, query, "alice", budget=1000)
+    assert found and "4x7" in found[0]["text"]
+    assert 0 < reads.call_count < total / 2
+    assert found == kept.from_rows(backend, query, "alice", budget=1000)
+
+
+def test_a_page_written_over_since_the_load_makes_the_recall_load_again(
+    backend: Backend,
+) -> None:
+    kept.fill(backend, convs=6, turns=48)
+    assert kept.loaded(backend, "the 0x1 train timetable", "alice")
+    SEGMENTS.clear()
+    recalls = mock.patch.object(
+        _recall.Recaller, "_recall", autospec=True, side_effect=_recall.Recaller._recall
+    )
+    with backend.store() as reader, backend.store() as writer:
+        assert reader.recall("0x1", user="alice", budget=1000)
+        assert reader.recall("0x2", user="alice", budget=1000)  # loaded again for every term
+        # Another store object blanks a turn of a conversation whose pages the reader did not
+        # read: every piece is dropped, and its recall writes them whole again, under the
+        # same numbers, with other stamps.
+        writer.open("alice-5").redact(10)
+        assert writer.recall("the 5x11 train timetable", user="alice")
+        with recalls as calls:
+            found = reader.recall("the 5x9 train timetable", user="alice", budget=1000)
+        assert calls.call_count == 2  # the first met a page of the new pieces
+    assert found and "5x9" in found[0]["text"]
+    assert found == kept.from_rows(backend, "the 5x9 train timetable", "alice", budget=1000)
+    assert "5x10" not in str(kept.from_rows(backend, "the 5x10 train timetable", "alice"))
+
+
+@pytest.mark.parametrize("harm", ["damaged", "gone"])
+def test_pages_damaged_or_gone_are_written_again_from_the_rows(backend: Backend, harm: str) -> None:
+    kept.fill(backend, convs=3, turns=48)
+    assert kept.loaded(backend, "the 2x5 train timetable", "alice")
+    prefix = "" if backend.kind == "sqlite" else "{s}."
+    for k in range(page_rows(backend, "alice")):
+        if harm == "damaged":
+            statement = f"UPDATE {prefix}recall_terms SET data = %s WHERE term = %s"
+            backend.sql(statement, (b"BHUP" + bytes(40), user_saved.page_key(k)))
+        else:
+            statement = f"DELETE FROM {prefix}recall_terms WHERE term = %s"
+            backend.sql(statement, (user_saved.page_key(k),))
+    SEGMENTS.clear()
+    with backend.store() as store:
+        found = store.recall("the 2x5 train timetable", user="alice", budget=1000)
+    assert found and "2x5" in found[0]["text"]
+    assert found == kept.from_rows(backend, "the 2x5 train timetable", "alice", budget=1000)
+    # Written whole again: the next store object loads them, reading no row.
+    SEGMENTS.clear()
+    with mock.patch.object(_user_index, "record_turn", wraps=_user_index.record_turn) as rows:
+        again = kept.loaded(backend, "the 2x7 train timetable", "alice", budget=1000)
+    assert rows.call_count == 0
+    assert again == kept.from_rows(backend, "the 2x7 train timetable", "alice", budget=1000)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=kept.PIECE_OPS, save_after=st.sampled_from([1, 8]))
+def test_pieces_in_pages_recall_what_the_rows_say(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, Any]], save_after: int
+) -> None:
+    # The kept-pieces property (tests/test_store_recall_kept.py) with pages of four ids:
+    # newer segments' values for ids of pages not read yet are put in when they are read.
+    inner = kept.test_a_new_store_object_recalls_what_the_rows_say.hypothesis.inner_test
+    inner(tmp_path_factory, ops, save_after)
