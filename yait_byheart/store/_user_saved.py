@@ -7,8 +7,9 @@ turns; kept as one blob per user, a request still read all of it (68.6 MB at 100
 The store keeps instead, per user, **segments** (`recall_segments`), each holding the
 stretches indexed since the one before: their columns (`Docs`), their BM25 lengths, and the
 metadata of the conversations they touched; and per (segment, term) a row of that segment's
-postings of the term (`recall_terms`). A request reads every segment's columns (small) and
-only its query's terms' rows. A stretch a later segment holds again (a conversation's open
+postings of the term (`recall_terms`). A request reads every segment's columns (the dense
+segment's that are not read for every stretch only by page, as it needs them: `page_rows`)
+and only its query's terms' rows. A stretch a later segment holds again (a conversation's open
 last stretch, extended since) is that segment's: the older postings of it are dropped when
 read (`Parts.owner`).
 
