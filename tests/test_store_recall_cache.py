@@ -152,6 +152,10 @@ def test_the_cache_keeps_its_bytes_and_drops_the_least_recently_used() -> None:
     assert cache.get("a") is a and cache.get("c") is c
     cache.put("huge", object(), 101)  # type: ignore[arg-type]
     assert cache.get("huge") is None and cache.get("a") is a
+    # Pages read since: counted with what they belong to (c, the least recently used, goes).
+    cache.add("a", 30)
+    cache.add("gone", 1_000)  # not kept: nothing to count
+    assert cache.get("c") is None and cache.get("a") is a and cache._bytes == 70
 
 
 def test_pieces_written_again_after_damage_are_not_taken_for_the_ones_read(

@@ -22,9 +22,8 @@ from ._user_saved import Parts, Segment
 
 Kept = Segment | Parts
 
-# Bytes of decoded segments a process keeps (the least recently used go first), as counted
-# when kept: an assembly holds the dense segment's pages its requests read since, uncounted
-# (docs/benchmarks.md, "Columns in pages").
+# Bytes of decoded segments a process keeps (the least recently used go first): a dense
+# segment counts the pages its requests read since it was kept (`SegmentCache.add`).
 MAX_BYTES = 256 * 2**20
 
 
@@ -56,9 +55,23 @@ class SegmentCache:
                 self._bytes -= old[1]
             self._held[name] = (segment, size)
             self._bytes += size
-            while self._bytes > self.max_bytes:
-                _, (_, dropped) = self._held.popitem(last=False)
-                self._bytes -= dropped
+            self._trim()
+
+    def add(self, name: Hashable, size: int) -> None:
+        """`size` more bytes held by what `name` keeps (a dense segment's pages read since it
+        was kept), if it is kept; the least recently used go past `max_bytes`."""
+        with self._lock:
+            found = self._held.get(name)
+            if found is None:
+                return
+            self._held[name] = (found[0], found[1] + size)
+            self._bytes += size
+            self._trim()
+
+    def _trim(self) -> None:
+        while self._bytes > self.max_bytes and self._held:
+            _, (_, dropped) = self._held.popitem(last=False)
+            self._bytes -= dropped
 
     def clear(self) -> None:
         with self._lock:

@@ -58,7 +58,8 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
     listed = [(int(n), int(size)) for n, size in conn.execute(q["recall_segment_list"], (ui.user,))]
     try:
         name, parts, made = _parts(store, conn, ui, listed)
-        read = _page_reader(store, ui.user, parts.dense)
+        dense = None if name is None else (*name[:-1], parts.dense)  # as `SEGMENTS` keeps it
+        read = _page_reader(store, ui.user, parts.dense, dense)
         parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms), read)
     except (ValueError, TypeError, KeyError, IndexError):
         return  # built from the rows instead, and written whole
@@ -71,7 +72,7 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
 
 def _parts(
     store: StoreCore, conn: Any, ui: UserIndex, listed: list[tuple[int, int]]
-) -> tuple[Hashable | None, user_saved.Parts, bool]:
+) -> tuple[tuple[Any, ...] | None, user_saved.Parts, bool]:
     """The user's segments `listed` (number, stretches), oldest first, assembled: as this
     process assembled them before (`SEGMENTS`), or from the segments, each taken from
     `SEGMENTS` or read (ValueError if one is gone or damaged). With the name the process
@@ -132,10 +133,13 @@ def _postings(
     return out
 
 
-def _page_reader(store: StoreCore, user: str, number: int) -> user_saved.PageRead:
+def _page_reader(
+    store: StoreCore, user: str, number: int, kept_as: Hashable | None
+) -> user_saved.PageRead:
     """A function reading pages of the user's dense segment `number` (those still kept), in
     one statement: in the transaction the store is in (a conversation being followed), else
-    in one of its own (a ranking, after the load's)."""
+    in one of its own (a ranking, after the load's); their bytes counted where the process
+    keeps the segment (`kept_as`: the pages are kept with it)."""
     dialect = store._dialect
 
     def pages(conn: Any, wanted: list[int]) -> dict[int, bytes]:
@@ -150,9 +154,13 @@ def _page_reader(store: StoreCore, user: str, number: int) -> user_saved.PageRea
     def read(wanted: list[int]) -> dict[int, bytes]:
         with store._lock:
             if dialect.in_transaction(store._conn):
-                return pages(store._conn, wanted)
-            with store._transaction(dialect.read_begin) as conn:
-                return pages(conn, wanted)
+                found = pages(store._conn, wanted)
+            else:
+                with store._transaction(dialect.read_begin) as conn:
+                    found = pages(conn, wanted)
+        if kept_as is not None:
+            SEGMENTS.add(kept_as, sum(map(len, found.values())))
+        return found
 
     return read
 
