@@ -430,6 +430,16 @@ def test_a_word_next_to_cjk_punctuation_is_annotated_once() -> None:
     assert resolve_time(once, d) == once
 
 
+def test_a_word_beside_any_ascii_mark_is_read_as_the_patterns_read_it() -> None:
+    # Found on one seed ("GESTERN\x08"): the precheck and the words cut only at some marks,
+    # so a date word in Markdown ("**gestern**") or beside a control character was never
+    # read in its language, though its pattern matches it.
+    d = date(2000, 1, 1)
+    for text in ("**gestern**", "GESTERN\x08", "am #gestern", "`hier`", "a ~ayer~ b"):
+        assert intl.may_apply(text, text.lower()), text
+        assert "[31 December 1999]" in resolve_time(text, d), text
+
+
 def test_notes_do_not_push_a_past_cue_out_of_the_clause() -> None:
     # "wurde ... in drei Tagen": the past cue is 55 characters before the phrase, inside the
     # window; the notes a first pass inserts push it out, unless they are set aside.

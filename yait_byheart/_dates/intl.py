@@ -89,7 +89,6 @@ def _lang_keywords(lang: Lang) -> frozenset[str]:
 _PUNCT = str.maketrans(
     dict.fromkeys(".,!?;:()[]{}\"'\u2019\u201c\u201d\u00ab\u00bb\u00bf\u00a1-/", " ")
 )
-_ASCII_PUNCT = bytes.maketrans(b".,!?;:()[]{}\"'-/", b" " * 16)
 # Runs of Latin letters (and digits), the only words the keys and votes hold: a word glued
 # to Han text or CJK punctuation ("gestern。昨天") is a word too, as it is once an annotation
 # is inserted beside it.
@@ -111,15 +110,16 @@ _EN_KEYS = _keywords([*en.HOLIDAYS, *en.SEASONS, "fortnight", "weekend", "week-e
 _EN_PAIRS = (lazy(r"before[ \t\u00a0]{1,3}last"), lazy(r"after[ \t\u00a0]{1,3}next"))
 _ALL_KEYS = _EN_KEYS.union(*(keys for _, keys in _LATIN_KEYS))
 ASCII_KEYS = frozenset(k.encode() for k in _ALL_KEYS if k.isascii())
-# `_ASCII_PUNCT` and the separators str.split cuts at but bytes.split does not: bytes cut
-# by it are the words `_words` finds.
-_ASCII_SPLIT = bytes.maketrans(b".,!?;:()[]{}\"'-/\x1c\x1d\x1e\x1f", b" " * 20)
+# Every ASCII character that is no part of a word (a letter, a digit, "_", as `_LATIN_WORD`
+# and the languages' patterns read words) cuts words: "**gestern**" holds "gestern".
+_ASCII_CUT = bytes(b for b in range(128) if not (chr(b).isalnum() or b == 0x5F))
+_ASCII_SPLIT = bytes.maketrans(_ASCII_CUT, b" " * len(_ASCII_CUT))
 
 
 def _words(lowered: str) -> list[str]:
     """The words of a lower-cased text, punctuation dropped (bytes.translate: fast on ASCII)."""
     if lowered.isascii():
-        return lowered.encode().translate(_ASCII_PUNCT).decode().split()
+        return lowered.encode().translate(_ASCII_SPLIT).decode().split()
     return _LATIN_WORD.findall(lowered)
 
 
