@@ -63,7 +63,7 @@ def test_a_new_store_object_reads_only_the_pages_its_recall_needs(backend: Backe
         if isinstance(held, user_saved.Segment) and held.ids is None
     ]  # fmt: skip
     rows = kept.pieces(backend, "alice")
-    pages = {int(bytes(r[0]).split()[-1]): (r[1], len(r[2])) for r in rows["recall_terms"]
+    pages = {user_saved.page_number(bytes(r[0])): (r[1], len(r[2])) for r in rows["recall_terms"]
              if user_saved.is_page_key(bytes(r[0]))}  # fmt: skip
     (number,) = {seg for seg, _ in pages.values()}
     row = next(len(r[-1]) for r in rows["recall_segments"] if r[0] == number)

@@ -65,10 +65,10 @@ class Column:
         self.pager = pager
 
     @classmethod
-    def of(cls, typecode: str, values: Any) -> Column:
+    def of(cls, typecode: str, values: Any, name: str = "") -> Column:
         """A column sharing `values` (an array or a typed memoryview, never written)."""
         n = len(values)
-        return cls(typecode, [values[at : at + PAGE] for at in range(0, n, PAGE)], n)
+        return cls(typecode, [values[at : at + PAGE] for at in range(0, n, PAGE)], n, name)
 
     def __len__(self) -> int:
         return self._n

@@ -148,7 +148,7 @@ def _page_reader(
             keys = [user_saved.page_key(k) for k in wanted[at : at + _CHUNK]]
             sql = vectors_in(dialect.sql, len(keys), dialect.param, "recall_pages_in")
             for term, data in dialect.read_rows(conn, sql, (user, number, *keys)):
-                out[int(bytes(term).split()[-1])] = bytes(data)
+                out[user_saved.page_number(bytes(term))] = bytes(data)
         return out
 
     def read(wanted: list[int]) -> dict[int, bytes]:
@@ -273,7 +273,7 @@ def _read(store: StoreCore, conn: Any, ui: UserIndex, number: int) -> user_saved
     ):
         key = bytes(term)
         if user_saved.is_page_key(key):
-            pages[int(key.split()[-1])] = bytes(data)
+            pages[user_saved.page_number(key)] = bytes(data)
         else:
             segment.terms[key.decode("utf-8", "surrogatepass")] = user_saved.read_term(data)
     return user_saved.with_pages(segment, pages)

@@ -320,6 +320,11 @@ def is_page_key(term: bytes) -> bool:
     return term[:1] == b"\x00"
 
 
+def page_number(key: bytes) -> int:
+    """`page_key` back: the page's number."""
+    return int(key.split()[-1])
+
+
 def read_page(data: bytes | memoryview, stamp: int, k: int, top: int) -> dict[str, Any]:
     """Page `k` of the dense segment of `stamp` holding ids up to `top` - 1: each `_COLD`
     column's values as a view; StalePieces if the page is another segment's, ValueError if
@@ -716,9 +721,8 @@ def _columns(
             column = Column(_CODES[name], [None] * kept, min(top, kept * PAGE), name)
             column.grow(top)
         elif name in Docs.PAGED:
-            column = Column.of(_CODES[name], first.columns[name]) if first is not None and (
-                dense) else Column(_CODES[name], name=name)  # fmt: skip
-            column.name = name
+            shared = first.columns[name] if first is not None and dense else []
+            column = Column.of(_CODES[name], shared, name)
             column.grow(top)
         elif first is not None and dense:
             column = array(_CODES[name])
