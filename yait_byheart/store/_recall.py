@@ -56,11 +56,11 @@ _PASSAGES = (
 )
 _SPAN = "(?, ?, ?)"
 _SPANS_AT_MOST = 200  # passages read in one statement (3 parameters each, far below limits)
+# Ranked stretches whose pages are read in one statement when the budget is filled, at most.
+_READ_AHEAD = 32
 # Loads of a user's pieces a recall tries when each finds them rewritten under it (a page of
 # the dense segment gone: `_user_saved.StalePieces`) before it builds the index from the rows.
 _STALE_TRIES = 3
-# Ranked stretches whose pages are read in one statement when the budget is filled.
-_READ_AHEAD = 32
 
 
 class Recalled(TypedDict):
@@ -303,10 +303,12 @@ class _Ranked:
     tuning: Tuning
     then: Callable[[int], bool] | None
     passages: list[_Passage]
+    ahead: int = 1  # the stretches whose pages are read at once (`_read_ahead`)
 
     def fill(self, room: int) -> list[_Passage]:
         """The same ranking in less room (call under the index's lock)."""
-        chosen, _ = _fill(self.ui, self.ranked, room, self.left_out, self.tuning, self.then)
+        chosen, _ = _fill(self.ui, self.ranked, room, self.left_out, self.tuning, self.then,
+                          self.ahead)  # fmt: skip
         return _passages(self.ui, chosen)
 
 
@@ -336,14 +338,14 @@ def _select(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
             lambda d: bool(alive(d)),
         ))  # fmt: skip
-        chosen, skipped = _fill(ui, ranked, budget, left_out, tuning, then)
+        chosen, skipped = _fill(ui, ranked, budget, left_out, tuning, then, min(k, _READ_AHEAD))
         # Tombstones and left-out conversations took places in the exactly scored head: score
         # more, until the room is full or every stretch was looked at.
         room = budget - sum(ui.docs.size[d] for d, _ in chosen)
         if not skipped or room < _GRAIN or k >= len(index):
             break
         k *= 4
-    return _Ranked(ui, ranked, left_out, tuning, then, _passages(ui, chosen))
+    return _Ranked(ui, ranked, left_out, tuning, then, _passages(ui, chosen), min(k, _READ_AHEAD))
 
 
 def _retrieved(
@@ -362,15 +364,16 @@ def _retrieved(
 
 def _fill(
     ui: UserIndex, ranked: Iterable[tuple[int, float]], budget: int, left_out: set[int],
-    tuning: Tuning, then: Callable[[int], bool] | None = None,
+    tuning: Tuning, then: Callable[[int], bool] | None = None, ahead: int = 1,
 ) -> tuple[list[tuple[int, float]], int]:  # fmt: skip
     """The ranked stretches that fit `budget`, and how many were skipped; the stretches said
-    on the days the question names (`then`) count though no word matched, as in compose."""
+    on the days the question names (`then`) count though no word matched, as in compose.
+    Their pages are read `ahead` stretches at a time."""
     docs = ui.docs
     alive, size, conv = docs.alive, docs.size, docs.conv
     chosen: list[tuple[int, float]] = []
     left, misfits, skipped = budget, 0, 0
-    for doc, score in _read_ahead(ui, ranked):
+    for doc, score in _read_ahead(ui, ranked, ahead):
         if score <= 0 and (then is None or doc >= len(alive) or not then(doc)):
             break  # the recency top-up: nothing in it matches the query
         if doc >= len(alive) or not alive[doc] or conv[doc] in left_out or not size[doc]:
@@ -389,13 +392,17 @@ def _fill(
     return chosen, skipped
 
 
-def _read_ahead(ui: UserIndex, ranked: Iterable[tuple[int, float]]) -> Iterator[tuple[int, float]]:
-    """`ranked`, the pages of its stretches not read yet read a batch at a time (one
-    statement each, not one per stretch: `_columns.Column.prefetch`)."""
+def _read_ahead(
+    ui: UserIndex, ranked: Iterable[tuple[int, float]], batch: int
+) -> Iterator[tuple[int, float]]:
+    """`ranked`, the pages of its stretches not read yet read `batch` at a time (one
+    statement each, not one per stretch: `_columns.Column.prefetch`). A batch no larger than
+    the ranking's head takes nothing past it before the budget asks for more: ranking past
+    the head scores every stretch that holds a query term."""
     items = iter(ranked)
-    while batch := list(islice(items, _READ_AHEAD)):
-        ui.docs.conv.prefetch(doc for doc, _ in batch)
-        yield from batch
+    while chunk := list(islice(items, batch)):
+        ui.docs.conv.prefetch(doc for doc, _ in chunk)
+        yield from chunk
 
 
 def _passages(ui: UserIndex, chosen: list[tuple[int, float]]) -> list[_Passage]:
