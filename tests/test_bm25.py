@@ -582,7 +582,32 @@ def test_head_of_a_large_score_table_is_the_k_best_pairs(n: int, k: int) -> None
     k = min(k, n)
     expected = sorted(((s, d) for d, s in scores.items()), reverse=True)[:k]
     assert _head._head_of(scores, k) == expected
-    assert _head._kth_largest(scores.values(), k) == expected[-1][0]
+    assert _head.kth_largest(scores.values(), k) == expected[-1][0]
+
+
+@settings(max_examples=300)
+@given(
+    st.integers(0, 400),
+    st.sampled_from([31, 3001]),
+    st.integers(1, 20),
+    st.sampled_from([1.0, 0.37, 1 / 3, 2.5, 1e-322, 0.0]),
+    st.integers(0, 20),
+    st.lists(st.integers(0, 399), max_size=10),
+    st.randoms(use_true_random=False),
+)
+def test_the_ranking_past_the_head_is_the_k_best_scaled_pairs_outside_it(
+    n: int, spread: int, k: int, scale: float, head: int, others: list[int], rng: random.Random
+) -> None:
+    # Past the head (the best stretches, `seen`, and a few others) a ranking takes the k best
+    # (score x scale, id) pairs of the stretches it scored outside it, with a threshold that
+    # builds pairs only near the top: many ties, and scales that round distinct scores to
+    # one value (or all to zero), must not change which pairs or their order.
+    values = [rng.randrange(spread) for _ in range(n)]
+    scores = {d * 7 % 401: v / 7 for d, v in enumerate(values)}
+    best = sorted(((s, d) for d, s in scores.items()), reverse=True)
+    seen = {d for _, d in best[:head]} | {d for d in others if d in scores}
+    expected = sorted(((s * scale, d) for d, s in scores.items() if d not in seen), reverse=True)
+    assert _ranking.best_outside(scores, seen, k, scale) == expected[:k]
 
 
 def test_terms_are_summed_in_the_same_order_in_every_process() -> None:

@@ -21,11 +21,8 @@ from yait_byheart import Memory
 from yait_byheart._retrieval import flat, head
 from yait_byheart._retrieval.bm25 import Index
 from yait_byheart._retrieval.postings import Postings, banded
-from yait_byheart._text.tokens import shared_tokenizer
 from yait_byheart.store import SCHEMA_VERSION, _user_index
 from yait_byheart.store import _user_kept as user_kept
-from yait_byheart.store import _user_saved as user_saved
-from yait_byheart.store._user_cache import SEGMENTS
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -431,6 +428,7 @@ def test_stale_stretches_drop_from_a_segments_postings_however_many(
     from array import array
 
     from yait_byheart._retrieval.codec import U32
+    from yait_byheart.store import _user_saved as user_saved
 
     def four() -> user_saved.Four:
         e, m = sorted(every), sorted(mine)
@@ -442,36 +440,3 @@ def test_stale_stretches_drop_from_a_segments_postings_however_many(
         with mock.patch.object(user_saved, "_BISECT_SHARE", share):
             got = user_saved._dropped(four(), stale)
         assert [list(a) for a in got] == [e, [d % 7 + 1 for d in e], m, [d % 5 + 1 for d in m]]
-
-
-def test_a_later_store_object_reads_only_newer_rows_of_terms_the_process_decoded(
-    backend: Backend,
-) -> None:
-    mem = Memory()
-    for k in range(700):  # long lists of "harbor" and "ferry": kept grouped
-        mem.append("user", f"the harbor ferry number {k} " + "words and more " * (30 + k % 13))
-        mem.append("assistant", "harbor noted " * (1 + k % 3) + "filler text " * 30)
-    with backend.store() as store:
-        store.import_("big", mem.to_dict(), user="alice")
-        assert store.recall("harbor ferry", user="alice")  # written whole
-    SEGMENTS.clear()  # a fresh process
-    with backend.store() as store:  # decodes the dense segment's postings of both terms
-        assert store.recall("harbor ferry", user="alice")
-    with mock.patch.object(user_kept, "SAVE_AFTER", 1), backend.store() as store:
-        live = store.open("big", user="alice")  # its index adds these to its groups
-        live.append("user", "the harbor ferry again " * 20)
-        live.append("assistant", "harbor harbor ferry")
-        assert store.recall("harbor ferry", user="alice")  # a newer segment holds them
-    rows = pieces(backend, "alice")
-    dense = min(seg for seg, *_ in rows["recall_segments"])
-    asked = {t.encode() for reading in shared_tokenizer(None).readings("harbor ferry")
-             for t in reading}  # fmt: skip
-    newer = [r for r in rows["recall_terms"] if r[1] != dense and r[0] in asked]
-    assert len(newer) >= 2
-    with (
-        mock.patch.object(user_saved, "read_term_grouped", wraps=user_saved.read_term_grouped)
-        as reads, backend.store() as store,
-    ):  # fmt: skip
-        found = store.recall("harbor ferry", user="alice", budget=6_000)
-    assert sorted(bytes(c.args[0]) for c in reads.call_args_list) == sorted(r[2] for r in newer)
-    assert found == from_rows(backend, "harbor ferry", "alice", 6_000)

@@ -54,7 +54,7 @@ class Walk:
                 # Scores only grow, so an earlier k-th score still bounds the head from below:
                 # the k-th search (a pass over thousands of scores) runs only when it must.
                 if kth <= left_bound[i + 1] and max(scores.values()) > left_bound[i + 1]:
-                    kth = _kth_largest(scores.values(), k)
+                    kth = kth_largest(scores.values(), k)
                 cut = kth - left_bound[i + 1]
             if cut <= 0.0 and not closed:
                 self._add_all(entry, weights[i], scores, banded[i])
@@ -165,7 +165,7 @@ def _head_of(scores: Scores, k: int) -> list[tuple[float, int]]:
     if len(scores) > 4 * k:
         # Only pairs at or above the k-th score are built and sorted: with thousands of scored
         # documents this beats heapq.nlargest over all pairs (docs/benchmarks.md, "Speed").
-        kth = _kth_largest(scores.values(), k)
+        kth = kth_largest(scores.values(), k)
         return _best(((s, d) for d, s in scores.items() if s >= kth), k)
     return _best(zip(scores.values(), scores.keys(), strict=True), k)
 
@@ -175,7 +175,7 @@ def _head_of(scores: Scores, k: int) -> list[tuple[float, int]]:
 _SORTED_KTH = 2000
 
 
-def _kth_largest(values: Collection[float], k: int) -> float:
+def kth_largest(values: Collection[float], k: int) -> float:
     """The `k`-th largest of `values` (1 <= k <= len(values))."""
     if len(values) <= _SORTED_KTH:
         return sorted(values, reverse=True)[k - 1]

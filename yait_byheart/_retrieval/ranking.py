@@ -17,6 +17,7 @@ Report", 1999). Measured: docs/benchmarks.md, "Retrieval ablations".
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ from .._turns.patterns import ASKS_OWN_WORDS, ASKS_REPLIES, WHEN_QUESTION
 from .._turns.settings import Tuning
 from . import fusion
 from .bm25 import Index
+from .head import kth_largest
 
 Head = list[tuple[float, int]]
 
@@ -160,6 +162,24 @@ def fused(
     return sorted(((scores[u], u) for u in candidates if u in scores), reverse=True), scale
 
 
+def best_outside(
+    scores: Mapping[int, float], seen: set[int], k: int, scale: float
+) -> list[tuple[float, int]]:
+    """The `k` best (score x `scale`, id) pairs of `scores` outside `seen`, best first. Only
+    a score whose scaled value reaches the (k + |seen|)-th largest's can be among them (at
+    least k others outside `seen` stand above any lower one, and scaling keeps their order),
+    so pairs are built for those alone: a user's index scores tens of thousands of stretches.
+
+    >>> best_outside({1: 3.0, 2: 2.0, 3: 2.0, 4: 1.0}, {1}, 2, 0.5)
+    [(1.0, 3), (1.0, 2)]
+    """
+    floor = -math.inf
+    if len(scores) > 4 * (k + len(seen)):
+        floor = kth_largest(scores.values(), k + len(seen)) * scale
+    pool = ((s * scale, u) for u, s in scores.items() if s * scale >= floor and u not in seen)
+    return heapq.nlargest(k, pool)
+
+
 def bm25_ranked(
     index: Index, terms: list[str], n: int, k: int, tuning: Tuning, dated: Callable[[int], bool],
     when: bool, said_then: Callable[[int], bool] | None = None,
@@ -188,10 +208,8 @@ def bm25_ranked(
     if other:  # the head holds stretches the lexical scores lack: they count as scored
         scores = {**scores, **{u: 0.0 for _, u in head if u not in scores}}
     yield from ((u, score) for score, u in head)
-    if len(head) < len(scores):  # rarely reached: the head usually fills the room
-        seen = {u for _, u in head}
-        rest = ((s * scale, u) for u, s in scores.items() if u not in seen)
-        yield from ((u, score) for score, u in heapq.nlargest(k, rest))
+    if len(head) < len(scores):  # reached when the head's stretches leave room
+        yield from ((u, score) for score, u in best_outside(scores, {u for _, u in head}, k, scale))
     if said_then is not None:
         then = [u for u in range(n - 1, -1, -1) if u not in scores and said_then(u)]
         yield from ((u, 0.0) for u in then[: tuning.recency_fill_scan])

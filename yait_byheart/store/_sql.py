@@ -142,8 +142,6 @@ recall_segment_top: SELECT max(seg) FROM {s}recall_segments WHERE user_id = ?
 database_id: SELECT value FROM {s}meta WHERE key = 'database_id'
 recall_terms_in: SELECT term, seg, data FROM {s}recall_terms
     WHERE user_id = ? AND term IN ({{keys}})
-recall_terms_in_besides: SELECT term, seg, data FROM {s}recall_terms
-    WHERE user_id = ? AND seg <> ? AND term IN ({{keys}})
 recall_every_term: SELECT term, seg, data FROM {s}recall_terms WHERE user_id = ?
 recall_segment_terms: SELECT term, seg, data FROM {s}recall_terms WHERE user_id = ? AND seg = ?
 recall_pages_in: SELECT term, data FROM {s}recall_terms

@@ -60,13 +60,7 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
         name, parts, made = _parts(store, conn, ui, listed)
         dense = None if name is None else (*name[:-1], parts.dense)  # as `SEGMENTS` keeps it
         read = _page_reader(store, ui.user, parts.dense, dense)
-        known = _decoded(parts, terms) if not ui.whole else frozenset()
-        rows = _postings(store, conn, ui.user, None if ui.whole else terms - known)
-        if known:  # the dense segment's are held decoded: the newer segments' rows only
-            rows.update(_postings(store, conn, ui.user, known, parts.dense))
-        decoded = parts.fill(ui, {t: rows.get(t, []) for t in terms | rows.keys()}, read, known)
-        if dense is not None and decoded:
-            SEGMENTS.add(dense, decoded)  # kept with the dense segment: counted with it
+        parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms), read)
     except (ValueError, TypeError, KeyError, IndexError):
         return  # built from the rows instead, and written whole
     ui.pending = (name, parts) if made and name is not None else None
@@ -115,30 +109,20 @@ def settle(ui: UserIndex) -> None:
         SEGMENTS.put(name, parts, parts.nbytes)
 
 
-def _decoded(parts: user_saved.Parts, terms: frozenset[str]) -> frozenset[str]:
-    """The terms of `terms` whose postings in the dense segment this process holds decoded
-    (`Segment.read_terms`): a load reads only the newer segments' rows of them."""
-    source = parts.source
-    return frozenset() if source is None else terms & source.read_terms.keys()
-
-
 def _postings(
-    store: StoreCore, conn: Any, user: str, terms: frozenset[str] | None, besides: int = -1
+    store: StoreCore, conn: Any, user: str, terms: frozenset[str] | None
 ) -> dict[str, list[tuple[int, bytes]]]:
-    """Each of `terms`' rows (every term's if None) as (segment, bytes), by term; with
-    `besides`, every segment's but that one's."""
+    """Each of `terms`' rows (every term's if None) as (segment, bytes), by term."""
     dialect = store._dialect
     if terms is None:
         rows = dialect.read_rows(conn, dialect.sql["recall_every_term"], (user,))
     else:
         keys = sorted(t.encode("utf-8", "surrogatepass") for t in terms)
-        name = "recall_terms_in" if besides < 0 else "recall_terms_in_besides"
-        before = () if besides < 0 else (besides,)
         rows = []
         for at in range(0, len(keys), _CHUNK):
             chunk = keys[at : at + _CHUNK]
-            sql = vectors_in(dialect.sql, len(chunk), dialect.param, name)
-            rows += dialect.read_rows(conn, sql, (user, *before, *chunk))
+            sql = vectors_in(dialect.sql, len(chunk), dialect.param, "recall_terms_in")
+            rows += dialect.read_rows(conn, sql, (user, *chunk))
     out: dict[str, list[tuple[int, bytes]]] = {}
     for term, seg, data in rows:
         if user_saved.is_page_key(bytes(term)):

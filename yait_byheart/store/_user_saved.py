@@ -77,9 +77,6 @@ Four = tuple["array[int]", "array[int]", "array[int]", "array[int]"]  # ids, tfs
 Lists = dict[str, Four]
 Counts = tuple[Mapping[str, int], Mapping[str, int]]
 Stats = tuple[int, int, int]  # an index's stretches, their lengths' sum, the shortest (0: none)
-# A dense segment's postings of a term, both indexes, each index's list grouped as
-# `Index.head` walks it as bytes (empty: not kept grouped, a short list), and the row's size
-DenseTerm = tuple[Four, list[memoryview], int]
 
 
 @dataclass
@@ -100,9 +97,6 @@ class Segment:
     stamp: int = 0  # a loaded dense segment's: its pages carry it (`page_rows`)
     # A loaded dense segment's pages read so far, decoded (`read_page`): never changed.
     read_pages: dict[int, dict[str, Any]] = field(default_factory=dict)
-    # Its postings of the terms requests asked for so far, decoded (None: it holds none of
-    # the term): never changed; a request reads only the newer segments' rows of them.
-    read_terms: dict[str, DenseTerm | None] = field(default_factory=dict)
 
     def held(self) -> array[int]:
         """The ids of the stretches the segment holds, ascending."""
@@ -148,14 +142,6 @@ class Segment:
             body = b"".join(columns[c][at:end].tobytes() for c in _COLD)
             out.append(_PAGE_HEAD.pack(_PAGE_MAGIC, stamp, end - at, zlib.crc32(body)) + body)
         return out
-
-    def term(self, term: str, data: bytes | memoryview) -> DenseTerm:
-        """A loaded dense segment's postings of `term` from their row `data`, decoded, kept
-        for the next loads, with the bytes they hold (ValueError if damaged)."""
-        four, grouped = read_term_grouped(data)
-        size = len(data) + sum(len(a) * a.itemsize for a in four)  # the row, held by `grouped`
-        self.read_terms[term] = found = (four, grouped, size)
-        return found
 
     def lengths(self) -> tuple[array[int], array[int]]:
         """Each index's length of every stretch id up to `next_block` (dense)."""
@@ -573,24 +559,17 @@ class Parts:
 
     def fill(
         self, ui: UserIndex, terms: Mapping[str, list[tuple[int, bytes]]], read: PageRead,
-        known: frozenset[str] = frozenset(),
-    ) -> int:  # fmt: skip
+    ) -> None:  # fmt: skip
         """Fill `ui` (new, empty) with the parts, borrowed, and `terms`' postings (each term's
-        rows as (segment, bytes): every segment's, but the dense segment's of the terms
-        `known`, which it holds decoded), the dense segment's pages not read yet read by
-        `read`; ValueError, `ui` left empty, if they do not fit together. The bytes of the
-        dense segment's postings decoded here (kept with it, for later loads)."""
+        rows as (segment, bytes)), the dense segment's pages not read yet read by `read`;
+        ValueError, `ui` left empty, if they do not fit together."""
         columns, stats = self.columns, self.stats
         docs = Docs()
         pager = _Pages(self, read)
         for name in Docs.PAGED:  # each page copied by the first index to write it
             setattr(docs, name, columns[name].copy(pager))
         docs.alive = columns["alive"]
-        lists = {}
-        decoded = 0
-        for term, rows in terms.items():
-            lists[term], size = self._postings(term, rows, term in known)
-            decoded += size
+        lists = {term: self._postings(rows) for term, rows in terms.items()}
         for name, at in (("every", 0), ("mine", 2)):
             index = _index(columns[name], stats[name],
                            {t: _one(p.parts, at) for t, p in lists.items()})  # fmt: skip
@@ -606,44 +585,27 @@ class Parts:
         ui.docs, ui.convs, ui.borrowed, ui.shared = docs, dict(self.convs), True, self.convs
         ui.next_block = self.top
         ui.warmed = len(ui.index)
-        return decoded
 
-    def _postings(self, term: str, rows: list[tuple[int, bytes]], known: bool) -> tuple[_Term, int]:
+    def _postings(self, rows: list[tuple[int, bytes]]) -> _Term:
         """A term's rows as each segment's postings of the stretches it still holds, and the
-        dense segment's grouped lists if it kept them (from its row, or as read before when
-        `known`); with the bytes of the dense segment's row read here."""
-        out = _Term([], None, [], set())
-        dense, source = self.dense, self.source
-        held: list[tuple[int, Four, list[memoryview]]] = []
-        size = 0
-        if source is not None:
-            kept = source.read_terms.get(term)
-            if known and kept is not None:
-                held.append((dense, kept[0], kept[1]))
-            elif known and term not in source.read_terms:
-                raise ValueError("postings of the dense segment never read")
-        for number, data in rows:
-            if number == dense and source is not None:
-                four, grouped, size = source.term(term, data)
-            else:
-                four, grouped = read_term_grouped(data)
-            held.append((number, four, grouped))
-        if source is not None and not known:
-            source.read_terms.setdefault(term, None)  # read: the dense segment lacks it
-        for number, four, grouped in sorted(held, key=lambda r: r[0]):
+        dense segment's grouped lists if it kept them."""
+        term = _Term([], None, [], set())
+        dense = self.dense
+        for number, data in sorted(rows, key=lambda r: r[0]):
+            four, grouped = read_term_grouped(data)
             if any(a and a[-1] >= self.top for a in four[::2]):
                 raise ValueError("postings name a stretch no segment holds")
             stale = self.stale.get(number)
             if stale is None:
                 raise ValueError("postings of a segment not read")
             if number == dense and (grouped[0] or grouped[1]):
-                out.kept, out.groups, out.stale = four, grouped, stale
+                term.kept, term.groups, term.stale = four, grouped, stale
             elif number != dense:
-                out.newer.append(four)
+                term.newer.append(four)
             if stale:
                 four = _dropped(four, stale)
-            out.parts.append(four)
-        return out, size
+            term.parts.append(four)
+        return term
 
 
 # Reads pages of the dense segment a load read (their `page_rows` rows, by number): those
