@@ -23,6 +23,8 @@ from yait_byheart._retrieval.bm25 import Index
 from yait_byheart._retrieval.postings import Postings, banded
 from yait_byheart.store import SCHEMA_VERSION, _user_index
 from yait_byheart.store import _user_kept as user_kept
+from yait_byheart.store import _user_saved as user_saved
+from yait_byheart.store._user_cache import SEGMENTS
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -428,7 +430,6 @@ def test_stale_stretches_drop_from_a_segments_postings_however_many(
     from array import array
 
     from yait_byheart._retrieval.codec import U32
-    from yait_byheart.store import _user_saved as user_saved
 
     def four() -> user_saved.Four:
         e, m = sorted(every), sorted(mine)
@@ -440,3 +441,35 @@ def test_stale_stretches_drop_from_a_segments_postings_however_many(
         with mock.patch.object(user_saved, "_BISECT_SHARE", share):
             got = user_saved._dropped(four(), stale)
         assert [list(a) for a in got] == [e, [d % 7 + 1 for d in e], m, [d % 5 + 1 for d in m]]
+
+
+def test_a_stretch_a_newer_segment_holds_again_is_dropped_from_the_older_ones(
+    backend: Backend, rows_read: list[int]
+) -> None:
+    # A chat's last stretch grows with each turn: a later, smaller segment holds it again,
+    # and each older segment that held it (the dense one, or a newer one) drops its postings.
+    mem = Memory()
+    for k in range(600):
+        mem.append("user" if k % 2 == 0 else "assistant", FILLER.format(k=k) * 4)
+    with backend.store() as store:
+        store.import_("old", mem.to_dict(), user="alice")
+        assert store.recall("the train timetable", user="alice")  # the dense segment
+    with mock.patch.object(user_kept, "SAVE_AFTER", 1), backend.store() as store:
+        chat = store.open("chat", user="alice")
+        for k in range(24):
+            chat.append("user" if k % 2 == 0 else "assistant", f"the quokka {k} ate " * 20)
+        assert store.recall("quokka", user="alice")  # a segment of the chat
+    with mock.patch.object(user_kept, "SAVE_AFTER", 1), backend.store() as store:
+        store.open("chat", user="alice").append("user", "the quokka ate again")
+        assert store.recall("quokka", user="alice")  # its last stretch, held again
+    assert len(pieces(backend, "alice")["recall_segments"]) == 3
+    SEGMENTS.clear()
+    rows_read.clear()
+    found = loaded(backend, "the quokka ate again", "alice", 800)
+    assert rows_read == []  # loaded from the pieces, not rebuilt from the rows
+    ((parts, _),) = [held for held in SEGMENTS._held.values()
+                     if isinstance(held[0], user_saved.Parts)]  # fmt: skip
+    dense, sparse, newest = sorted(parts.stale)
+    # Each segment's stale stretches are some it holds: none of the chat's in the dense one.
+    assert parts.stale[sparse] and not parts.stale[dense] and not parts.stale[newest]
+    assert found == from_rows(backend, "the quokka ate again", "alice", 800)

@@ -515,7 +515,7 @@ class Parts:
     each stretch now. A process keeps it (`_user_cache`); the indexes it fills borrow it."""
 
     top: int  # the ids any segment may hold: 0 to top - 1
-    stale: dict[int, set[int]]  # by segment: the stretches newer ones hold (again or anew)
+    stale: dict[int, set[int]]  # by segment: the stretches it holds that newer ones hold again
     dense: int  # the dense segment's number (-1: none)
     columns: dict[str, Any]  # `Docs`' columns as it holds them; the lengths as arrays
     stats: dict[str, Stats]
@@ -534,10 +534,14 @@ class Parts:
         stale: dict[int, set[int]] = {}
         newer: set[int] = set()
         for number, segment in reversed(segments):
-            stale[number] = set(newer)
+            # Only the stretches it holds can be in its postings (a request drops each stale
+            # one from each of its query's lists), and most newer stretches are new ones.
             if segment.ids is not None:
+                stale[number] = newer.intersection(segment.ids)
                 newer.update(segment.ids)
-            elif number != segments[0][0]:
+            elif number == segments[0][0]:
+                stale[number] = {d for d in newer if d < segment.next_block}
+            else:
                 raise ValueError("a dense segment after the oldest")
         dense = segments[0][0] if segments and segments[0][1].ids is None else -1
         patches: dict[int, dict[str, dict[int, int]]] = {}
