@@ -535,7 +535,8 @@ class Parts:
         newer: set[int] = set()
         for number, segment in reversed(segments):
             # Only the stretches it holds can be in its postings (a request drops each stale
-            # one from each of its query's lists), and most newer stretches are new ones.
+            # one from each of its query's lists), and most newer stretches are new ones
+            # (docs/benchmarks.md, "Stale stretches only where a segment holds them").
             if segment.ids is not None:
                 stale[number] = newer.intersection(segment.ids)
                 newer.update(segment.ids)
