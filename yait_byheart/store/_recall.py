@@ -398,7 +398,8 @@ def _read_ahead(
     """`ranked`, the pages of its stretches not read yet read `batch` at a time (one
     statement each, not one per stretch: `_columns.Column.prefetch`). A batch no larger than
     the ranking's head takes nothing past it before the budget asks for more: ranking past
-    the head scores every stretch that holds a query term."""
+    the head scores every stretch that holds a query term (docs/benchmarks.md, "Stale
+    stretches only where a segment holds them")."""
     items = iter(ranked)
     while chunk := list(islice(items, batch)):
         ui.docs.conv.prefetch(doc for doc, _ in chunk)
