@@ -338,14 +338,15 @@ def _select(
             index, terms, n, k, tuning, lambda d: bool(dated(d)), when, then, other, weight,
             lambda d: bool(alive(d)),
         ))  # fmt: skip
-        chosen, skipped = _fill(ui, ranked, budget, left_out, tuning, then, min(k, _READ_AHEAD))
+        ahead = min(k, _READ_AHEAD)  # no page read past the head before the budget asks
+        chosen, skipped = _fill(ui, ranked, budget, left_out, tuning, then, ahead)
         # Tombstones and left-out conversations took places in the exactly scored head: score
         # more, until the room is full or every stretch was looked at.
         room = budget - sum(ui.docs.size[d] for d, _ in chosen)
         if not skipped or room < _GRAIN or k >= len(index):
             break
         k *= 4
-    return _Ranked(ui, ranked, left_out, tuning, then, _passages(ui, chosen), min(k, _READ_AHEAD))
+    return _Ranked(ui, ranked, left_out, tuning, then, _passages(ui, chosen), ahead)
 
 
 def _retrieved(
