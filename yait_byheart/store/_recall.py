@@ -303,7 +303,7 @@ class _Ranked:
     tuning: Tuning
     then: Callable[[int], bool] | None
     passages: list[_Passage]
-    ahead: int = 1  # the stretches whose pages are read at once (`_read_ahead`)
+    ahead: int  # the stretches whose pages are read at once (`_read_ahead`)
 
     def fill(self, room: int) -> list[_Passage]:
         """The same ranking in less room (call under the index's lock)."""
@@ -321,7 +321,7 @@ def _select(
     n = len(ui.docs)
     left_out = {c.id for c in ui.convs.values() if c.name in exclude}
     if n == 0 or budget <= 0:
-        return _Ranked(ui, _Memo(()), left_out, tuning, None, [])
+        return _Ranked(ui, _Memo(()), left_out, tuning, None, [], 1)
     index = ui.index
     if ranking.asked_speaker(query) == "user" and len(ui.user_index):
         index = ui.user_index
@@ -365,7 +365,7 @@ def _retrieved(
 
 def _fill(
     ui: UserIndex, ranked: Iterable[tuple[int, float]], budget: int, left_out: set[int],
-    tuning: Tuning, then: Callable[[int], bool] | None = None, ahead: int = 1,
+    tuning: Tuning, then: Callable[[int], bool] | None, ahead: int,
 ) -> tuple[list[tuple[int, float]], int]:  # fmt: skip
     """The ranked stretches that fit `budget`, and how many were skipped; the stretches said
     on the days the question names (`then`) count though no word matched, as in compose.
