@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from eval.deployed import deployed_env
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPORT_LIMIT_MS = 50.0
@@ -43,10 +44,7 @@ print(json.dumps({"wall": wall, "cpu": cpu, "first": first, "at": yait_byheart._
 
 
 def _child(path: Path) -> dict[str, float]:
-    # Bytecode is written and read, as an installed package's is: else each run compiles the
-    # sources that changed since their .pyc, which is not what a deployment pays.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(path)
+    env = deployed_env(path)
     # Run in `path`: `python -c` puts the working folder first on sys.path.
     out = subprocess.run([sys.executable, "-c", _CHILD], env=env, cwd=path, capture_output=True,
                          text=True, check=True).stdout  # fmt: skip
