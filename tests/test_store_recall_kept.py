@@ -240,12 +240,14 @@ def test_a_redacted_stretch_lends_nothing_to_the_stretches_beside_it(backend: Ba
 # -- the pieces: written by several store objects at once, read selectively --------------------
 
 
-def from_rows(b: Backend, query: str, user: str, budget: int = 100_000) -> list[Any]:
+def from_rows(
+    b: Backend, query: str, user: str, budget: int = 100_000, when: str | None = None
+) -> list[Any]:
     """What recall returns from an index built from the rows alone (nothing kept read or
     written): what the kept pieces must give back."""
     with b.store() as store, mock.patch.object(user_kept, "save", lambda *_: None):
         store._recaller._user(user).loadable = False
-        return store.recall(query, user=user, budget=budget)
+        return store.recall(query, user=user, budget=budget, when=when)
 
 
 def loaded(b: Backend, query: str, user: str, budget: int = 100_000) -> list[Any]:

@@ -42,7 +42,8 @@ def pages_of_four() -> Iterator[None]:
 
 def page_rows(b: Backend, user: str) -> int:
     rows = kept.pieces(b, user)["recall_terms"]
-    return sum(1 for r in rows if user_saved.is_page_key(bytes(r[0])))
+    return sum(1 for r in rows if user_saved.is_page_key(bytes(r[0]))
+               and user_saved.page_number(bytes(r[0])) != user_saved.DAYS)  # fmt: skip
 
 
 def test_a_new_store_object_reads_only_the_pages_its_recall_needs(backend: Backend) -> None:
@@ -96,12 +97,16 @@ def test_a_page_written_over_since_the_load_makes_the_recall_load_again(
     assert "5x10" not in str(kept.from_rows(backend, "the 5x10 train timetable", "alice"))
 
 
+@pytest.mark.parametrize("rows", ["pages", "days"])
 @pytest.mark.parametrize("harm", ["damaged", "gone"])
-def test_pages_damaged_or_gone_are_written_again_from_the_rows(backend: Backend, harm: str) -> None:
+def test_pages_damaged_or_gone_are_written_again_from_the_rows(
+    backend: Backend, harm: str, rows: str
+) -> None:
     kept.fill(backend, convs=3, turns=48)
     assert kept.loaded(backend, "the 2x5 train timetable", "alice")
     prefix = "" if backend.kind == "sqlite" else "{s}."
-    for k in range(page_rows(backend, "alice")):
+    numbers = range(page_rows(backend, "alice")) if rows == "pages" else [user_saved.DAYS]
+    for k in numbers:
         if harm == "damaged":
             statement = f"UPDATE {prefix}recall_terms SET data = %s WHERE term = %s"
             backend.sql(statement, (b"BHUP" + bytes(40), user_saved.page_key(k)))
@@ -109,10 +114,12 @@ def test_pages_damaged_or_gone_are_written_again_from_the_rows(backend: Backend,
             statement = f"DELETE FROM {prefix}recall_terms WHERE term = %s"
             backend.sql(statement, (user_saved.page_key(k),))
     SEGMENTS.clear()
+    # A question naming days reads the days row (and a ranking some pages).
+    asked = "the 2x5 train timetable we talked about last Saturday"
     with backend.store() as store:
-        found = store.recall("the 2x5 train timetable", user="alice", budget=1000)
+        found = store.recall(asked, user="alice", when="30 May 2023", budget=1000)
     assert found and "2x5" in found[0]["text"]
-    assert found == kept.from_rows(backend, "the 2x5 train timetable", "alice", budget=1000)
+    assert found == kept.from_rows(backend, asked, "alice", budget=1000, when="30 May 2023")
     # Written whole again: the next store object loads them, reading no row.
     SEGMENTS.clear()
     with mock.patch.object(_user_index, "record_turn", wraps=_user_index.record_turn) as rows:
@@ -132,3 +139,34 @@ def test_pieces_in_pages_recall_what_the_rows_say(
     # newer segments' values for ids of pages not read yet are put in when they are read.
     inner = kept.test_a_new_store_object_recalls_what_the_rows_say.hypothesis.inner_test
     inner(tmp_path_factory, ops, save_after)
+
+
+def test_a_question_naming_days_reads_the_days_row_once_with_newer_days_put_in(
+    backend: Backend,
+) -> None:
+    with backend.store() as store:
+        for c in range(3):
+            mem = store.open(f"alice-{c}", user="alice")
+            for k in range(16):
+                role = "user" if k % 2 == 0 else "assistant"
+                mem.append(role, f"we walked by the river, stop {c}x{k}", when=f"{1 + k} May 2023")
+    assert kept.loaded(backend, "the river", "alice")  # built from the rows, written whole
+    # A newer segment holds alice-0's open stretch again, now said on 27 May too: the
+    # dense segment's days of it are stale, the newer segment's put in over them.
+    with mock.patch.object(kept.user_kept, "SAVE_AFTER", 1), backend.store() as store:
+        mem = store.open("alice-0", user="alice")
+        mem.append("user", "we walked by the river once more", when="27 May 2023")
+        assert store.recall("river", user="alice")
+    SEGMENTS.clear()  # a fresh process
+    asked = "where did we walk last Saturday?"  # 27 May 2023
+    reads_days = mock.patch.object(user_saved, "read_days", wraps=user_saved.read_days)
+    reads_page = mock.patch.object(user_saved, "read_page", wraps=user_saved.read_page)
+    with reads_days as days, reads_page as pages, backend.store() as store:
+        found = store.recall(asked, user="alice", when="30 May 2023", budget=200)
+        assert store.recall(asked, user="alice", when="30 May 2023", budget=200) == found
+    with reads_days as again, backend.store() as store:  # kept with the dense segment
+        assert store.recall(asked, user="alice", when="30 May 2023", budget=200) == found
+    assert days.call_count == 1 and again.call_count == 0
+    assert pages.call_count < page_rows(backend, "alice") / 2  # the scan read no page
+    assert found and "once more" in found[0]["text"]
+    assert found == kept.from_rows(backend, asked, "alice", budget=200, when="30 May 2023")

@@ -32,6 +32,10 @@ class Pager(Protocol):
         """Read `pages` (of every column it serves) at once, where not read yet."""
         ...
 
+    def whole(self, name: str) -> None:
+        """Read every page of column `name` not read yet, in as few reads as it can."""
+        ...
+
 
 class Column:
     """Ints of one type (`typecode`) by id, from 0 to `len` - 1, zero where never set.
@@ -87,8 +91,15 @@ class Column:
         self._own(doc >> SHIFT)[doc & _MASK] = value
 
     def __iter__(self) -> Iterator[int]:
+        self._read_all()
         for k in range(len(self.pages)):
             yield from self._page(k)
+
+    def _read_all(self) -> None:
+        """Every page not read yet asked of the pager at once (a scan of every id), not one
+        read a page."""
+        if self.pager is not None and any(page is None for page in self.pages):
+            self.pager.whole(self.name)
 
     def _page(self, k: int) -> Any:
         page = self.pages[k]
@@ -146,6 +157,7 @@ class Column:
         return out
 
     def tobytes(self) -> bytes:
+        self._read_all()
         return b"".join(memoryview(self._page(k)).cast("B") for k in range(len(self.pages)))
 
     @property

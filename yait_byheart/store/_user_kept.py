@@ -248,9 +248,11 @@ def _write(
         (user, t.encode("utf-8", "surrogatepass"), number, user_saved.term_bytes(four, lengths))
         for t, four in segment.terms.items()
     ]
-    if dense:  # its pages, kept with its postings
-        pages = segment.page_rows(user_saved.stamp_of(data))
-        rows += [(user, user_saved.page_key(k), number, page) for k, page in enumerate(pages)]
+    if dense:  # its pages and days row, kept with its postings
+        stamp = user_saved.stamp_of(data)
+        pages = {**dict(enumerate(segment.page_rows(stamp))),
+                 user_saved.DAYS: segment.days_row(stamp)}  # fmt: skip
+        rows += [(user, user_saved.page_key(k), number, page) for k, page in pages.items()]
     cur = conn.cursor()
     try:
         cur.executemany(q["put_recall_term"], rows)

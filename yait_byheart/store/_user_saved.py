@@ -45,7 +45,7 @@ from ._user_index import WARM_FROM, Conv, Docs, Open, UserIndex
 _MAGIC = b"BHUS"
 # Bump when what `Segment.dump` writes, or how a `UserIndex` indexes a stretch, changes: older
 # pieces are then ignored (and the next recall rebuilds from the rows and writes them again).
-VERSION = 6
+VERSION = 7
 # magic, VERSION, byte order, tokenizer id, gap, next_block, stretches (all ids when dense),
 # dense, conversations' JSON bytes, their id arrays' bytes, CRC-32 of what follows; then,
 # for a dense segment, each index's stretches, their lengths' sum and the shortest (`Stats`)
@@ -62,11 +62,16 @@ _INT_COLUMNS = ("first_turn", "first_piece", "last_turn", "last_piece", "size", 
 _COLUMNS = ("conv", *_INT_COLUMNS, "dated", "alive", "every", "mine")
 # A dense segment keeps these apart, a row per page of `PAGE` ids (`page_rows`), read when a
 # request first needs one: what a ranking returns and a followed conversation's stretches.
-# The others, which scoring and the day scan read for every stretch, come with the segment.
+# The others, which scoring reads for every stretch, come with the segment.
 # (docs/benchmarks.md, "Columns in pages")
 _COLD = ("conv", "first_turn", "first_piece", "last_turn", "last_piece", "size", "stretch",
-         "dated")  # fmt: skip
+         "dated", "day_lo", "day_hi")  # fmt: skip
 _HOT = tuple(c for c in _COLUMNS if c not in _COLD)
+# A question naming days tests every stretch's days: a dense segment also keeps them whole
+# in one row (`days_row`), read by the first such question instead of every page, and not
+# by the others (docs/benchmarks.md, "Days apart from the dense segment").
+_DAYS = ("day_lo", "day_hi")
+DAYS = -1  # the days row's number among the pages (`page_key`)
 # A page's magic, the dense segment's stamp (the CRC-32 of its body), its ids, CRC-32 of
 # the rest; then each of `_COLD`'s values for those ids.
 _PAGE_HEAD = struct.Struct("<4sIII")
@@ -95,7 +100,8 @@ class Segment:
     terms: Lists = field(default_factory=dict)
     stats: tuple[Stats, Stats] = ((0, 0, 0), (0, 0, 0))  # a dense segment's, both indexes
     stamp: int = 0  # a loaded dense segment's: its pages carry it (`page_rows`)
-    # A loaded dense segment's pages read so far, decoded (`read_page`): never changed.
+    # A loaded dense segment's pages read so far, decoded (`read_page`), and its days row
+    # (`DAYS`, `read_days`): never changed.
     read_pages: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def held(self) -> array[int]:
@@ -136,12 +142,12 @@ class Segment:
         """A dense segment's `_COLD` columns as a row's bytes per page of `PAGE` ids, each
         carrying `stamp` (`stamp_of` its `dump`), so that no other segment's answers for it."""
         columns = _dense(self)
-        out = []
-        for at in range(0, self.next_block, PAGE):
-            end = min(at + PAGE, self.next_block)
-            body = b"".join(columns[c][at:end].tobytes() for c in _COLD)
-            out.append(_PAGE_HEAD.pack(_PAGE_MAGIC, stamp, end - at, zlib.crc32(body)) + body)
-        return out
+        return [_block(columns, _COLD, at, min(at + PAGE, self.next_block), stamp)
+                for at in range(0, self.next_block, PAGE)]  # fmt: skip
+
+    def days_row(self, stamp: int) -> bytes:
+        """A dense segment's `_DAYS` columns whole, as a row's bytes carrying `stamp`."""
+        return _block(_dense(self), _DAYS, 0, self.next_block, stamp)
 
     def lengths(self) -> tuple[array[int], array[int]]:
         """Each index's length of every stretch id up to `next_block` (dense)."""
@@ -179,6 +185,13 @@ def _dense(segment: Segment) -> dict[str, array[int]]:
         _scatter(column, ids, segment.columns[name])
         out[name] = column
     return out
+
+
+def _block(columns: dict[str, array[int]], names: tuple[str, ...], at: int, end: int,
+           stamp: int) -> bytes:  # fmt: skip
+    """Columns `names`' values for ids `at` to `end` - 1 as a row's bytes carrying `stamp`."""
+    body = b"".join(columns[c][at:end].tobytes() for c in names)
+    return _PAGE_HEAD.pack(_PAGE_MAGIC, stamp, end - at, zlib.crc32(body)) + body
 
 
 def _blank(name: str, size: int) -> array[int]:
@@ -311,9 +324,13 @@ def stamp_of(data: bytes) -> int:
 
 
 def page_key(k: int) -> bytes:
-    """The `recall_terms` key of a dense segment's page `k`: no term's (a term has no NUL),
-    so the pages go wherever the segment's postings go (a merge's, a deletion's drop)."""
-    return b"\x00page %d" % k
+    """The `recall_terms` key of a dense segment's page `k` (`DAYS`: its days row): no
+    term's (a term has no NUL), so the pages go wherever the segment's postings go (a
+    merge's, a deletion's drop)."""
+    return _DAYS_KEY if k == DAYS else b"\x00page %d" % k
+
+
+_DAYS_KEY = b"\x00days"
 
 
 def is_page_key(term: bytes) -> bool:
@@ -322,13 +339,24 @@ def is_page_key(term: bytes) -> bool:
 
 def page_number(key: bytes) -> int:
     """`page_key` back: the page's number."""
-    return int(key.split()[-1])
+    return DAYS if key == _DAYS_KEY else int(key.split()[-1])
 
 
 def read_page(data: bytes | memoryview, stamp: int, k: int, top: int) -> dict[str, Any]:
     """Page `k` of the dense segment of `stamp` holding ids up to `top` - 1: each `_COLD`
     column's values as a view; StalePieces if the page is another segment's, ValueError if
     it is damaged."""
+    return _read_block(data, stamp, _COLD, min(PAGE, top - k * PAGE))
+
+
+def read_days(data: bytes | memoryview, stamp: int, top: int) -> dict[str, Any]:
+    """The days row (`Segment.days_row`) of the dense segment of `stamp` holding ids up to
+    `top` - 1, as `read_page` reads a page."""
+    return _read_block(data, stamp, _DAYS, top)
+
+
+def _read_block(data: bytes | memoryview, stamp: int, names: tuple[str, ...],
+                expected: int) -> dict[str, Any]:  # fmt: skip
     view = memoryview(data)
     try:
         magic, found, count, crc = _PAGE_HEAD.unpack_from(view)
@@ -337,10 +365,10 @@ def read_page(data: bytes | memoryview, stamp: int, k: int, top: int) -> dict[st
     if magic != _PAGE_MAGIC or found != stamp:
         raise StalePieces("a page of another segment")
     body = view[_PAGE_HEAD.size :]
-    if zlib.crc32(body) != crc or count != min(PAGE, top - k * PAGE):
+    if zlib.crc32(body) != crc or count != expected:
         raise ValueError("damaged")
     out, at = {}, 0
-    for name in _COLD:
+    for name in names:
         out[name], at = read_view(_CODES[name], body, at, count)
     if at != len(body):
         raise ValueError("the parts do not match")
@@ -643,17 +671,45 @@ class _Pages:
         held = parts.columns["conv"].pages
         wanted = sorted({k for k in pages if held[k] is None})
         missing = [k for k in wanted if k not in source.read_pages]
-        if missing:
-            found = self.read(missing)
-            for k in missing:
-                if k not in found:
-                    raise StalePieces("a page of the pieces loaded is gone")
-                try:
-                    source.read_pages[k] = read_page(found[k], parts.stamp, k, parts.dense_top)
-                except ValueError as exc:
-                    raise Damaged(str(exc)) from exc
+        self._read(missing)
         for k in wanted:
             self._assemble(k, source.read_pages[k])
+
+    def whole(self, name: str) -> None:
+        """Every page of column `name` in the assembly: a day column's from the days row (one
+        read, kept with the dense segment), another's as `prefetch` reads them."""
+        parts = self.parts
+        source = parts.source
+        assert source is not None
+        held = parts.columns[name].pages
+        if name not in _DAYS:
+            self.prefetch(k for k, page in enumerate(held) if page is None)
+            return
+        if DAYS not in source.read_pages:
+            self._read([DAYS])
+        days = source.read_pages[DAYS]
+        for k in range(len(held)):
+            if held[k] is None:
+                self._assemble(k, {d: days[d][k * PAGE : (k + 1) * PAGE] for d in _DAYS})
+
+    def _read(self, numbers: list[int]) -> None:
+        """Pages `numbers` (`DAYS`: the days row) read and kept decoded with the dense
+        segment; StalePieces if one is gone or another segment's, Damaged if damaged."""
+        if not numbers:
+            return
+        parts = self.parts
+        assert parts.source is not None
+        found = self.read(numbers)
+        for k in numbers:
+            if k not in found:
+                raise StalePieces("a page of the pieces loaded is gone")
+            try:
+                parts.source.read_pages[k] = (
+                    read_days(found[k], parts.stamp, parts.dense_top) if k == DAYS
+                    else read_page(found[k], parts.stamp, k, parts.dense_top)
+                )  # fmt: skip
+            except ValueError as exc:
+                raise Damaged(str(exc)) from exc
 
     def _assemble(self, k: int, views: dict[str, Any]) -> None:
         """Page `k` of each `_COLD` column of the assembly: the dense segment's values, and
