@@ -309,11 +309,10 @@ def load_segment(ui: UserIndex, data: bytes | memoryview) -> Segment:
     at += meta_size
     convs = []
     for meta in metas:
-        conv = _conv(meta)
         k = int(meta[4])
-        conv.docs, at = read_array("i", body, at, k)
-        conv.firsts, at = read_array("i", body, at, k)
-        convs.append(conv)
+        docs, at = read_array("i", body, at, k)
+        firsts, at = read_array("i", body, at, k)
+        convs.append(_conv(meta, docs, firsts))
     stats = (tuple(head[11:14]), tuple(head[14:17]))
     return Segment(top, ids, columns, convs, stats=stats, stamp=crc if dense else 0)
 
@@ -526,14 +525,15 @@ def conv_meta(conv: Conv) -> list[Any]:
             [last.user, last.other, last.said, last.every, last.mine]]  # fmt: skip
 
 
-def _conv(meta: list[Any]) -> Conv:
+def _conv(meta: list[Any], docs: array[int], firsts: array[int]) -> Conv:
+    """`conv_meta` back, with the conversation's arrays: every field given, none made by a
+    default only to be replaced (a load makes one a conversation, a thousand for a large
+    user); the JSON's lists and dicts are new ones, taken as they are."""
     cid, name, seq, turns, _k, next_id, block_end, block, redacted, last = meta
-    conv = Conv(int(cid), str(name), int(seq), int(turns))
-    conv.next_id, conv.block_end, conv.block = int(next_id), int(block_end), int(block)
-    conv.redacted = set(map(int, redacted))
     user, other, said, every, mine = last
-    conv.last = Open(list(user), list(other), list(said), dict(every), dict(mine))
-    return conv
+    return Conv(int(cid), str(name), int(seq), int(turns), docs, firsts, int(next_id),
+                int(block_end), int(block), Open(user, other, said, every, mine),
+                set(map(int, redacted)))  # fmt: skip
 
 
 @dataclass
