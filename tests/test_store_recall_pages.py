@@ -170,3 +170,39 @@ def test_a_question_naming_days_reads_the_days_row_once_with_newer_days_put_in(
     assert pages.call_count < page_rows(backend, "alice") / 2  # the scan read no page
     assert found and "once more" in found[0]["text"]
     assert found == kept.from_rows(backend, asked, "alice", budget=200, when="30 May 2023")
+
+
+def test_a_days_row_written_over_since_the_load_makes_the_recall_load_again(
+    backend: Backend,
+) -> None:
+    kept.fill(backend, convs=6, turns=48)
+    assert kept.loaded(backend, "the 0x1 train timetable", "alice")
+    SEGMENTS.clear()
+    asked, when = "the 5x9 train timetable we talked about last Saturday", "30 May 2023"
+    with backend.store() as reader, backend.store() as writer:
+        assert reader.recall("0x1", user="alice", budget=1000)
+        assert reader.recall("0x2", user="alice", budget=1000)  # loaded again for every term
+        # Another store object deletes a conversation: every piece is dropped and written
+        # whole again by its recall, with other stamps. The reader follows the deletion
+        # without a page; the first row of the new pieces it meets is the days row.
+        writer.delete("alice-4")
+        assert writer.recall("the 5x11 train timetable", user="alice")
+        outcomes: list[str] = []
+        real = user_saved.read_days
+
+        def read_days(*args: Any) -> Any:
+            try:
+                found = real(*args)
+            except user_saved.StalePieces:
+                outcomes.append("stale")
+                raise
+            outcomes.append("read")
+            return found
+
+        with mock.patch.object(user_saved, "read_days", read_days):
+            found = reader.recall(asked, user="alice", budget=1000, when=when)
+        # The row under the old stamp refused (the pieces loaded again), then the new one.
+        assert outcomes == ["stale", "read"]
+    assert found and "5x9" in found[0]["text"]
+    assert not any(p["conversation"] == "alice-4" for p in found)
+    assert found == kept.from_rows(backend, asked, "alice", budget=1000, when=when)
