@@ -4,6 +4,7 @@
     python -m eval ab-revision d712674 --turns 100000 --rounds 600
     python -m eval ab-revision d712674 --cold 9        # the cold path instead
     python -m eval ab-revision 6a58811 --reopen 100000 # reopening from SQLite instead
+    python -m eval ab-revision bb34bbe --stateless build/stateless/user-500000.db
 
 A shared machine's speed drifts between runs (docs/benchmarks.md, "Speed"), so two revisions
 are compared inside one process: `git archive REV yait_byheart` is unpacked into a temporary
@@ -16,6 +17,10 @@ each appended to a new Memory and composed once), alternated history by history,
 With `--reopen N`, reopening instead: each revision's Memory gets the same N turns, is imported
 into its own SQLite file by its own store (which then writes its index snapshot on a first
 open), and the two files are opened in turn, 6 times each (wall-clock medians).
+With `--stateless DB`, bench-stateless's request instead (a new store object, a recall across
+the user's history, two turns appended) on its SQLite fixture DB, each of `--data`'s questions
+asked of both revisions in alternating order, `--rounds` times (p50, mean and p95 of each): the
+revisions must keep the same pieces version, or each rewrites them for the other.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import io
+import os
 import statistics
 import subprocess
 import sys
@@ -35,7 +41,9 @@ from types import ModuleType
 from typing import Any
 
 import yait_byheart
+from eval import bench_stateless
 from eval.bench_live import Talk, byheart_cold, generated_histories
+from eval.sources import LONGMEMEVAL, missing
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -139,15 +147,57 @@ def compare_reopen(
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+def compare_stateless(
+    packages: dict[str, Any], where: str, questions: list[str], rounds: int
+) -> dict[str, list[float]]:
+    """Seconds of each stateless request on the SQLite fixture `where`, per package: every
+    question asked of both, in alternating order, `rounds` times."""
+    stores = {k: importlib.import_module(p.__name__ + ".store") for k, p in packages.items()}
+    live = f"live-ab-{os.getpid()}"  # the run's own conversation, as bench-stateless's
+    for module in stores.values():  # not counted: the conversation made, the processes warm
+        bench_stateless.request("sqlite", where, live, questions[0], module)
+    times: dict[str, list[float]] = {k: [] for k in stores}
+    names = list(stores)
+    for r in range(rounds):
+        for i, question in enumerate(questions):
+            for name in names if (r + i) % 2 else reversed(names):
+                times[name].append(
+                    bench_stateless.request("sqlite", where, live, question, stores[name])
+                )
+    return times
+
+
+def _stateless(args: argparse.Namespace, other: ModuleType) -> int:
+    if not Path(args.data).is_file():
+        return missing("python -m eval ab-revision", args.data, LONGMEMEVAL)
+    asked = [q for _h, q in bench_stateless.histories(Path(args.data))][: args.questions]
+    packages = {args.rev: other, "this checkout": yait_byheart}
+    times = compare_stateless(packages, args.stateless, asked, args.rounds)
+    print(f"stateless requests on {args.stateless}, {len(asked)} questions x {args.rounds} "
+          f"rounds alternated (ms):")  # fmt: skip
+    for name, seen in times.items():
+        ordered = sorted(seen)
+        p95 = ordered[round(0.95 * (len(ordered) - 1))]
+        print(f"{name}: p50 {statistics.median(seen) * 1e3:.1f}, mean "
+              f"{statistics.mean(seen) * 1e3:.1f}, p95 {p95 * 1e3:.1f}")  # fmt: skip
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval ab-revision", description=__doc__)
     parser.add_argument("rev", help="git revision to compare against (e.g. d712674)")
     parser.add_argument("--turns", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=1_000)
+    parser.add_argument("--rounds", type=int, help="rounds (default 1,000; 4 with --stateless)")
     parser.add_argument("--budget", type=int, default=20_000)
     parser.add_argument("--cold", type=int, default=0, help="histories for the cold path")
     parser.add_argument("--reopen", type=int, default=0, help="turns for reopening")
+    parser.add_argument("--stateless", help="a bench-stateless SQLite fixture to request on")
+    parser.add_argument("--data", default=str(bench_stateless.DEFAULT_DATA),
+                        help="LongMemEval JSON (.gz): --stateless's questions")  # fmt: skip
+    parser.add_argument("--questions", type=int, default=30, help="--stateless's questions")
     args = parser.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 4 if args.stateless else 1_000
     if args.turns < 0 or args.rounds < 2:
         parser.error("--turns must be >= 0 and --rounds >= 2")
     with tempfile.TemporaryDirectory() as tmp:
@@ -155,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             other = load_revision(args.rev, Path(tmp))
         except subprocess.CalledProcessError as exc:
             parser.error(f"git archive {args.rev}: {exc.stderr.decode().strip()}")
+        if args.stateless:
+            return _stateless(args, other)
         if args.reopen > 0:
             packages = {args.rev: other, "this checkout": yait_byheart}
             opened = compare_reopen(packages, args.reopen, args.budget, Path(tmp))

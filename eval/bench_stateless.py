@@ -86,13 +86,15 @@ def conversations(data: Path, total: int) -> tuple[list[dict[str, Any]], list[st
     return [dicts[k] for k in used], [q for _h, q in found]
 
 
-def open_store(backend: str, where: str) -> Any:
-    from yait_byheart.store import PostgresStore, SQLiteStore
-
+def open_store(backend: str, where: str, stores: Any = None) -> Any:
+    """A new store object of `stores` (a `yait_byheart.store` module: this checkout's if None,
+    another revision's for `ab-revision --stateless`)."""
+    if stores is None:
+        import yait_byheart.store as stores
     if backend == "sqlite":
-        return SQLiteStore(where)
+        return stores.SQLiteStore(where)
     dsn, _, schema = where.rpartition("#")
-    return PostgresStore(dsn, schema=schema)
+    return stores.PostgresStore(dsn, schema=schema)
 
 
 def location(backend: str, args: argparse.Namespace, total: int) -> str:
@@ -117,10 +119,10 @@ def build(backend: str, where: str, args: argparse.Namespace, total: int) -> flo
         return time.perf_counter() - t0
 
 
-def request(backend: str, where: str, live: str, question: str) -> float:
-    """One stateless request; its seconds."""
+def request(backend: str, where: str, live: str, question: str, stores: Any = None) -> float:
+    """One stateless request (with `stores`' store objects, as `open_store`); its seconds."""
     t0 = time.perf_counter()
-    with open_store(backend, where) as store:
+    with open_store(backend, where, stores) as store:
         source = store.recall_source(user=USER, exclude=live)
         mem = store.open(live, user=USER, external=source)
         mem.compose(question)

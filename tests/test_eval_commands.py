@@ -251,6 +251,41 @@ def test_ab_revision_compares_the_cold_path_and_reopening(
                      out, flags=re.M), out  # fmt: skip
 
 
+def test_ab_revision_compares_stateless_requests_on_a_fixture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from eval import bench_stateless
+    from eval.sources import MISSING
+    from yait_byheart.store import SQLiteStore
+
+    item = {
+        "question": "What did I say about the harbour race?",
+        "haystack_dates": ["2023/05/20 (Sat) 10:00"],
+        "haystack_sessions": [
+            [
+                {"role": "user", "content": "I ran the harbour race."},
+                {"role": "assistant", "content": "Well done on the race."},
+            ]
+        ],
+    }
+    data = tmp_path / "lme.json"
+    data.write_text(json.dumps([item]), encoding="utf-8")
+    db = tmp_path / "user.db"
+    with SQLiteStore(db) as store:
+        mem = store.open("h0", user=bench_stateless.USER)
+        mem.append("user", "I ran the harbour race last Saturday.")
+        mem.append("assistant", "Well done on the harbour race.")
+    argv = ["ab-revision", "HEAD", "--stateless", str(db), "--data", str(data), "--rounds", "2"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"stateless requests on {db}, 1 questions x 2 rounds alternated")
+    for name in ("HEAD", "this checkout"):
+        assert re.search(rf"^{name}: p50 [\d.]+, mean [\d.]+, p95 [\d.]+$", out, flags=re.M)
+    argv[argv.index(str(data))] = str(tmp_path / "none.json")
+    assert main(argv) == MISSING
+    assert "no data at" in capsys.readouterr().err
+
+
 def test_ab_revision_names_a_bad_revision(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["ab-revision", "no-such-rev-123", "--turns", "10"])

@@ -19,9 +19,10 @@ LONGMEMEVAL = "xiaowu0162/LongMemEval"
 READERS = {"locomo": LOCOMO, "ablate": LOCOMO, "minilm": LOCOMO, "query-cost": LOCOMO,
            "xquad": XQUAD, "embed-cache": LOCOMO, "bench-cold": LONGMEMEVAL,
            "bench-stateless": LONGMEMEVAL, "headroom": LOCOMO,
-           "agent-replay": LONGMEMEVAL}  # fmt: skip
-# Arguments a command needs before --data (embed-cache names the benchmark it embeds).
-FIRST = {"embed-cache": ["locomo"]}
+           "agent-replay": LONGMEMEVAL, "ab-revision": LONGMEMEVAL}  # fmt: skip
+# Arguments a command needs before --data (embed-cache names the benchmark it embeds;
+# ab-revision reads data only to compare stateless requests).
+FIRST = {"embed-cache": ["locomo"], "ab-revision": ["HEAD", "--stateless", "user.db"]}
 
 
 @pytest.mark.parametrize("command", sorted(READERS))

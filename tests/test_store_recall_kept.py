@@ -317,7 +317,9 @@ PIECE_OPS = st.lists(st.one_of(
     st.tuples(st.just("append"), st.sampled_from(["a0", "a1", "b0"]), st.sampled_from(WORDS)),
     st.tuples(st.just("redact"), st.sampled_from(["a0", "a1"]), st.integers(0, 4)),
     st.tuples(st.just("delete"), st.sampled_from(["a1", "b0"]), st.just("")),
-    st.tuples(st.just("recall"), st.sampled_from(["", "a0", "a1"]), st.sampled_from(WORDS)),
+    # A question about the user loads only the lists of their own words.
+    st.tuples(st.just("recall"), st.sampled_from(["", "a0", "a1"]),
+              st.sampled_from(WORDS + tuple(f"what did I say about {w}?" for w in WORDS))),
 ), max_size=25)  # fmt: skip
 
 
@@ -339,6 +341,60 @@ def test_a_new_store_object_recalls_what_the_rows_say(
             assert not name or all(p["conversation"] != name for p in left_out)
             query = f"{arg} and some words"
             assert loaded(b, query, "a", 400) == from_rows(b, query, "a", 400)
+
+
+ABOUT_ME = "what did I say about the 1x3 train timetable?"
+ABOUT_THEM = "what did they say about the 1x3 train timetable?"  # the same terms
+
+
+def test_a_question_about_the_user_loads_the_lists_of_their_words_only(backend: Backend) -> None:
+    fill(backend)
+    assert loaded(backend, "the 1x3 train timetable", "alice")  # built from the rows, written
+    SEGMENTS.clear()
+    with backend.store() as store:
+        found = store.recall(ABOUT_ME, user="alice")
+        ui = store._recaller._users["alice"]
+        assert ui.kinds == {"mine"} and ui.user_index._postings and not ui.index._postings
+        # A question of the same store object with the same terms, not about the user: ranked
+        # over every word, whose lists were not loaded: loaded again whole, kept for any query.
+        other = store.recall(ABOUT_THEM, user="alice")
+        ui = store._recaller._users["alice"]
+        assert ui.kinds == _user_index.INDEXES and ui.scope is None
+    assert found and found == from_rows(backend, ABOUT_ME, "alice")
+    assert other and other == from_rows(backend, ABOUT_THEM, "alice")
+
+
+def test_a_question_about_a_user_who_said_nothing_is_ranked_over_every_word(
+    backend: Backend,
+) -> None:
+    with backend.store() as store:
+        mem = store.open("notes", user="alice")
+        for k in range(6):
+            mem.append("assistant", FILLER.format(k=f"1x{k}"))
+    assert loaded(backend, "the 1x3 train timetable", "alice")
+    SEGMENTS.clear()
+    with backend.store() as store:
+        found = store.recall(ABOUT_ME, user="alice")
+        assert store._recaller._users["alice"].kinds == _user_index.INDEXES
+    assert found and found == from_rows(backend, ABOUT_ME, "alice")
+
+
+def test_a_question_about_the_user_after_another_store_object_deleted_their_words(
+    backend: Backend,
+) -> None:
+    with backend.store() as store:
+        store.open("said", user="alice").append("user", FILLER.format(k="1x3"))
+        mem = store.open("replies", user="alice")
+        for k in range(6):
+            mem.append("assistant", FILLER.format(k=f"1x{k}"))
+    assert loaded(backend, "the 1x3 train timetable", "alice")
+    SEGMENTS.clear()
+    with backend.store() as reader, backend.store() as writer:
+        assert reader.recall(ABOUT_ME, user="alice")  # the lists of the user's words only
+        writer.delete("said")  # every word the user said
+        found = reader.recall(ABOUT_ME, user="alice")  # the reader follows the deletion
+    assert found and all(p["conversation"] == "replies" for p in found)
+    assert found == from_rows(backend, ABOUT_ME, "alice")
 
 
 def test_a_schema_5_store_upgrades_dropping_the_one_blob_index(backend: Backend) -> None:

@@ -46,6 +46,14 @@ def page_rows(b: Backend, user: str) -> int:
                and user_saved.page_number(bytes(r[0])) != user_saved.DAYS)  # fmt: skip
 
 
+def written_whole(b: Backend) -> None:
+    """Six conversations of alice's, 48 turns each, their pieces written whole by a recall;
+    none kept in this process (a fresh process's next load reads them)."""
+    kept.fill(b, convs=6, turns=48)
+    assert kept.loaded(b, "the 0x1 train timetable", "alice")
+    SEGMENTS.clear()
+
+
 def test_a_new_store_object_reads_only_the_pages_its_recall_needs(backend: Backend) -> None:
     kept.fill(backend, convs=6, turns=48)
     query = "the 4x7 train timetable"
@@ -75,9 +83,7 @@ def test_a_new_store_object_reads_only_the_pages_its_recall_needs(backend: Backe
 def test_a_page_written_over_since_the_load_makes_the_recall_load_again(
     backend: Backend,
 ) -> None:
-    kept.fill(backend, convs=6, turns=48)
-    assert kept.loaded(backend, "the 0x1 train timetable", "alice")
-    SEGMENTS.clear()
+    written_whole(backend)
     recalls = mock.patch.object(
         _recall.Recaller, "_recall", autospec=True, side_effect=_recall.Recaller._recall
     )
@@ -175,9 +181,7 @@ def test_a_question_naming_days_reads_the_days_row_once_with_newer_days_put_in(
 def test_a_days_row_written_over_since_the_load_makes_the_recall_load_again(
     backend: Backend,
 ) -> None:
-    kept.fill(backend, convs=6, turns=48)
-    assert kept.loaded(backend, "the 0x1 train timetable", "alice")
-    SEGMENTS.clear()
+    written_whole(backend)
     asked, when = "the 5x9 train timetable we talked about last Saturday", "30 May 2023"
     with backend.store() as reader, backend.store() as writer:
         assert reader.recall("0x1", user="alice", budget=1000)

@@ -31,7 +31,7 @@ from .._turns.settings import Tuning
 from . import _user_kept as user_kept
 from . import _user_saved as user_saved
 from ._failures import salvage_advice
-from ._user_index import REBUILD_SHARE, UserIndex, record_turn, statement
+from ._user_index import INDEXES, REBUILD_SHARE, UserIndex, record_turn, statement
 
 if TYPE_CHECKING:
     from ._core import StoreCore
@@ -61,6 +61,7 @@ _READ_AHEAD = 32
 # Loads of a user's pieces a recall tries when each finds them rewritten under it (a page of
 # the dense segment gone: `_user_saved.StalePieces`) before it builds the index from the rows.
 _STALE_TRIES = 3
+_EVERY, _MINE = frozenset({"every"}), frozenset({"mine"})
 
 
 class Recalled(TypedDict):
@@ -154,15 +155,16 @@ class Recaller:
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
         exclude = frozenset(exclude)
-        terms = _asked(ui, shown)
-        if ui.scope is not None and not terms <= ui.scope:
-            # Loaded for other terms: loaded again whole, then kept for every query.
+        terms, kinds = _asked(ui, shown), _kinds(ui, shown)
+        if ui.scope is not None and not (terms <= ui.scope and kinds <= ui.kinds):
+            # Loaded for other terms or the other index: loaded again whole, then kept for
+            # every query.
             ui = self._user(user, fresh=True)
             ui.whole = True
         ranked: _Ranked | None = None
         with ui.lock:
             try:
-                _synced(store, ui, terms, exclude)
+                _synced(store, ui, terms, exclude, kinds)
                 if ui.dead <= REBUILD_SHARE * max(1, len(ui.index)):
                     ranked = _select(ui, shown, budget, exclude, self.tuning, who)
                     user_kept.save(store, ui)
@@ -173,7 +175,7 @@ class Recaller:
             ui.loadable, ui.rewrite = False, True  # what the store keeps may be damaged, or
             # the one with the tombstones: replaced by the rows' index
             with ui.lock:
-                _synced(store, ui, terms, exclude)
+                _synced(store, ui, terms, exclude, kinds)
                 ranked = _select(ui, shown, budget, exclude, self.tuning, who)
                 user_kept.save(store, ui)
         found = _read(store, user, ui, ranked.passages)
@@ -198,10 +200,12 @@ def _released(dropped: Iterable[UserIndex]) -> None:
 
 
 def _synced(
-    store: StoreCore, ui: UserIndex, terms: frozenset[str], exclude: frozenset[str]
-) -> None:
+    store: StoreCore, ui: UserIndex, terms: frozenset[str], exclude: frozenset[str],
+    kinds: frozenset[str],
+) -> None:  # fmt: skip
     """`ui` brought up to date with the rows: what changed, then each changed conversation
-    (loaded first from what the store keeps, with the postings of `terms`, if it may be).
+    (loaded first from what the store keeps, with the postings of `terms` in the indexes
+    `kinds`, if it may be).
     A conversation in `exclude` is not read (with no retriever, whose scores are relative to
     what it holds), only given its first ids (`reserve`): it is left out of this recall, and
     a later one that asks for it reads what it gained (`follow` goes by its sequence
@@ -210,7 +214,7 @@ def _synced(
     where = (dialect.prefix, dialect.param)
     with store._lock, store._transaction(dialect.read_begin) as conn:
         if ui.gen is None:
-            user_kept.loaded(store, conn, ui, terms)
+            user_kept.loaded(store, conn, ui, terms, kinds)
         changed = ui.changed(conn, *where)
     skip = exclude if ui.retriever is None else frozenset()
     for conv, seq in changed:
@@ -243,6 +247,23 @@ def _skipped(store: StoreCore, name: str, exc: BaseException) -> None:
         RuntimeWarning,
         stacklevel=5,
     )
+
+
+def _kinds(ui: UserIndex, query: str) -> frozenset[str]:
+    """The indexes whose postings a recall for `query` reads: the one it ranks with (the
+    user's words for a question about them, else every word), and every word's too when
+    the query has several readings (`_terms` weighs them there)."""
+    if ranking.asked_speaker(query) != "user":
+        return _EVERY
+    if len(ui.tokenizer.readings(without_annotations(query))) > 1:
+        return INDEXES
+    return _MINE
+
+
+def _ranking_index(ui: UserIndex, query: str) -> str:
+    """The index a recall for `query` ranks with: the user's words for a question about
+    them, if the user said any, else every word (`_select`)."""
+    return "mine" if ranking.asked_speaker(query) == "user" and len(ui.user_index) else "every"
 
 
 def _asked(ui: UserIndex, query: str) -> frozenset[str]:
@@ -322,9 +343,7 @@ def _select(
     left_out = {c.id for c in ui.convs.values() if c.name in exclude}
     if n == 0 or budget <= 0:
         return _Ranked(ui, _Memo(()), left_out, tuning, None, [], 1)
-    index = ui.index
-    if ranking.asked_speaker(query) == "user" and len(ui.user_index):
-        index = ui.user_index
+    index = ui.user_index if _ranking_index(ui, query) == "mine" else ui.index
     terms = _terms(ui, query)
     dated, alive = ui.docs.dated.__getitem__, ui.docs.alive.__getitem__
     when, then = ranking.asks_when(query), _said_then(ui, query)

@@ -44,6 +44,8 @@ REBUILD_SHARE = 0.25
 _REDACTED = '%"redacted":true%'
 # Posting lists this long are grouped by `Index.head` (its `_BANDED`): `warm` groups them early.
 WARM_FROM = 512
+# A user's two indexes: of every word of each stretch, and of the user's own words.
+INDEXES = frozenset({"every", "mine"})
 
 _USER_CONVS = "SELECT id, name, seq FROM {s}conversations WHERE user_id = ?"
 _ROWS_FROM = "SELECT idx, record FROM {s}turns WHERE conv = ? AND idx >= ? ORDER BY idx"
@@ -190,6 +192,9 @@ class UserIndex:
         self.version = -1
         self.segments: list[tuple[int, int]] = []
         self.scope: frozenset[str] | None = None
+        # The indexes ("every", "mine") whose postings of `scope` were loaded: a request
+        # ranks with one of them (`_recall._ranking_index`).
+        self.kinds: frozenset[str] = INDEXES
         self.whole = False  # read every term's postings (an index kept for many queries)
         self.fresh: dict[int, tuple[dict[str, int], dict[str, int]]] | None = None
         # A retriever (see `feed`) holds the stretches of `fed`; `_feed` is what it is told

@@ -23,7 +23,7 @@ from . import _user_saved as user_saved
 from ._errors import StoreFullError, StoreReadOnlyError, StoreUnavailableError
 from ._sql import vectors_in
 from ._user_cache import SEGMENTS
-from ._user_index import UserIndex
+from ._user_index import INDEXES, UserIndex
 
 if TYPE_CHECKING:
     from ._core import StoreCore
@@ -40,10 +40,13 @@ _CHUNK = 500
 _UNWRITABLE = (StoreReadOnlyError, StoreFullError, StoreUnavailableError)
 
 
-def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) -> None:
+def loaded(
+    store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str], kinds: frozenset[str]
+) -> None:
     """In the transaction that reads the user's conversations: the count of dropped recall
     indexes (`ui.gen`, which a write of `ui` must still find), and the user's pieces loaded
-    into `ui` if it may be, with the postings of `terms` (every term's when `ui.whole`)."""
+    into `ui` if it may be, with the postings of `terms` in the indexes `kinds` (every term's
+    in both when `ui.whole`)."""
     q = store._dialect.sql
     gen = conn.execute(q["recall_generation"]).fetchone()
     ui.gen = int(gen[0]) if gen is not None else -1
@@ -60,7 +63,9 @@ def loaded(store: StoreCore, conn: Any, ui: UserIndex, terms: frozenset[str]) ->
         name, parts, made = _parts(store, conn, ui, listed)
         dense = None if name is None else (*name[:-1], parts.dense)  # as `SEGMENTS` keeps it
         read = _page_reader(store, ui.user, parts.dense, dense)
-        parts.fill(ui, _postings(store, conn, ui.user, None if ui.whole else terms), read)
+        wanted = None if ui.whole else terms
+        parts.fill(ui, _postings(store, conn, ui.user, wanted), read,
+                   INDEXES if ui.whole else kinds)  # fmt: skip
     except (ValueError, TypeError, KeyError, IndexError):
         return  # built from the rows instead, and written whole
     ui.pending = (name, parts) if made and name is not None else None

@@ -40,7 +40,7 @@ from .._retrieval.codec import U32
 from .._retrieval.flat import Damaged, read_array, read_view
 from .._retrieval.postings import Band, Bands, Postings, banded
 from ._columns import PAGE, SHIFT, Column
-from ._user_index import WARM_FROM, Conv, Docs, Open, UserIndex
+from ._user_index import INDEXES, WARM_FROM, Conv, Docs, Open, UserIndex
 
 _MAGIC = b"BHUS"
 # Bump when what `Segment.dump` writes, or how a `UserIndex` indexes a stretch, changes: older
@@ -592,11 +592,15 @@ class Parts:
 
     def fill(
         self, ui: UserIndex, terms: Mapping[str, list[tuple[int, bytes]]], read: PageRead,
+        kinds: frozenset[str] = INDEXES,
     ) -> None:  # fmt: skip
         """Fill `ui` (new, empty) with the parts, borrowed, and `terms`' postings (each term's
-        rows as (segment, bytes)), the dense segment's pages not read yet read by `read`;
-        ValueError, `ui` left empty, if they do not fit together."""
+        rows as (segment, bytes)) in the indexes `kinds` ("every", "mine"; the other's lists
+        stay empty: `ui.kinds` says which hold them), the dense segment's pages not read yet
+        read by `read`; ValueError, `ui` left empty, if they do not fit together."""
         columns, stats = self.columns, self.stats
+        if not stats["mine"][0]:
+            kinds = INDEXES  # no word of the user's: a question about them ranks every word
         docs = Docs()
         pager = _Pages(self, read)
         for name in Docs.PAGED:  # each page copied by the first index to write it
@@ -604,9 +608,12 @@ class Parts:
         docs.alive = columns["alive"]
         lists = {term: self._postings(rows) for term, rows in terms.items()}
         for name, at in (("every", 0), ("mine", 2)):
+            # Merged and grouped only for an index the request ranks with: most of a load's
+            # work (docs/benchmarks.md, "Only the index a question is ranked with").
+            held = lists if name in kinds else {}
             index = _index(columns[name], stats[name],
-                           {t: _one(p.parts, at) for t, p in lists.items()})  # fmt: skip
-            for t, found in lists.items():
+                           {t: _one(p.parts, at) for t, p in held.items()})  # fmt: skip
+            for t, found in held.items():
                 entry = index._postings.get(t)
                 if found.kept is not None and found.groups[at // 2] and entry is not None:
                     assert isinstance(entry, Postings)
@@ -616,6 +623,7 @@ class Parts:
             else:
                 ui.user_index = index
         ui.docs, ui.convs, ui.borrowed, ui.shared = docs, dict(self.convs), True, self.convs
+        ui.kinds = kinds
         ui.next_block = self.top
         ui.warmed = len(ui.index)
 
