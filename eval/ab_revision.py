@@ -5,6 +5,7 @@
     python -m eval ab-revision d712674 --cold 9        # the cold path instead
     python -m eval ab-revision 6a58811 --reopen 100000 # reopening from SQLite instead
     python -m eval ab-revision bb34bbe --stateless build/stateless/user-500000.db
+    python -m eval ab-revision 9ef33a1 --assemble build/stateless/user-500000.db
 
 A shared machine's speed drifts between runs (docs/benchmarks.md, "Speed"), so two revisions
 are compared inside one process: `git archive REV yait_byheart` is unpacked into a temporary
@@ -21,6 +22,8 @@ With `--stateless DB`, bench-stateless's request instead (a new store object, a 
 the user's history, two turns appended) on its SQLite fixture DB, each of `--data`'s questions
 asked of both revisions in alternating order, `--rounds` times (p50, mean and p95 of each): the
 revisions must keep the same pieces version, or each rewrites them for the other.
+With `--assemble DB`, assembling the bench user's list of segments as DB keeps it (the
+segments decoded once by each revision, then `Parts.of` alternated, 10 times each: medians).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import argparse
 import importlib.util
 import io
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -167,6 +171,32 @@ def compare_stateless(
     return times
 
 
+def compare_assembly(packages: dict[str, Any], where: str) -> dict[str, float]:
+    """Median seconds to assemble the bench user's segments, as the SQLite file `where` keeps
+    them, per package (each decodes them once first)."""
+    with sqlite3.connect(where) as db:
+        rows = db.execute(
+            "SELECT seg, data FROM recall_segments WHERE user_id = ? ORDER BY seg",
+            (bench_stateless.USER,),
+        ).fetchall()
+    assembled: dict[str, tuple[Any, list[Any]]] = {}
+    for name, package in packages.items():
+        saved = importlib.import_module(package.__name__ + ".store._user_saved")
+        index = importlib.import_module(package.__name__ + ".store._user_index")
+        tokens = importlib.import_module(package.__name__ + "._text.tokens")
+        ui = index.UserIndex(bench_stateless.USER, tokens.shared_tokenizer(None), 1)
+        assembled[name] = (saved.Parts, [(n, saved.load_segment(ui, d)) for n, d in rows])
+    times: dict[str, list[float]] = {k: [] for k in assembled}
+    names = list(assembled)
+    for r in range(10):
+        for name in names if r % 2 else reversed(names):
+            parts, segments = assembled[name]
+            t0 = time.perf_counter()
+            parts.of(segments)
+            times[name].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def _stateless(args: argparse.Namespace, other: ModuleType) -> int:
     if not Path(args.data).is_file():
         return missing("python -m eval ab-revision", args.data, LONGMEMEVAL)
@@ -195,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", default=str(bench_stateless.DEFAULT_DATA),
                         help="LongMemEval JSON (.gz): --stateless's questions")  # fmt: skip
     parser.add_argument("--questions", type=int, default=30, help="--stateless's questions")
+    parser.add_argument("--assemble", help="a bench-stateless SQLite fixture to assemble")
     args = parser.parse_args(argv)
     if args.rounds is None:
         args.rounds = 4 if args.stateless else 1_000
@@ -207,6 +238,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"git archive {args.rev}: {exc.stderr.decode().strip()}")
         if args.stateless:
             return _stateless(args, other)
+        if args.assemble:
+            packages = {args.rev: other, "this checkout": yait_byheart}
+            took = compare_assembly(packages, args.assemble)
+            base_ms, this_ms = took[args.rev] * 1e3, took["this checkout"] * 1e3
+            print(f"assembling the segments of {args.assemble}, 10 times alternated, medians: "
+                  f"{args.rev} {base_ms:.2f} ms, this checkout {this_ms:.2f} ms, ratio "
+                  f"{this_ms / base_ms:.2f}x")  # fmt: skip
+            return 0
         if args.reopen > 0:
             packages = {args.rev: other, "this checkout": yait_byheart}
             opened = compare_reopen(packages, args.reopen, args.budget, Path(tmp))

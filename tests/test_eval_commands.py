@@ -251,7 +251,7 @@ def test_ab_revision_compares_the_cold_path_and_reopening(
                      out, flags=re.M), out  # fmt: skip
 
 
-def test_ab_revision_compares_stateless_requests_on_a_fixture(
+def test_ab_revision_compares_stateless_requests_and_assembly_on_a_fixture(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from eval import bench_stateless
@@ -281,6 +281,11 @@ def test_ab_revision_compares_stateless_requests_on_a_fixture(
     assert out.startswith(f"stateless requests on {db}, 1 questions x 2 rounds alternated")
     for name in ("HEAD", "this checkout"):
         assert re.search(rf"^{name}: p50 [\d.]+, mean [\d.]+, p95 [\d.]+$", out, flags=re.M)
+    # The requests wrote the user's pieces: assembling them, both revisions.
+    assert main(["ab-revision", "HEAD", "--assemble", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^assembling .*: HEAD [\d.]+ ms, this checkout [\d.]+ ms, ratio [\d.]+x$",
+                     out, flags=re.M), out  # fmt: skip
     argv[argv.index(str(data))] = str(tmp_path / "none.json")
     assert main(argv) == MISSING
     assert "no data at" in capsys.readouterr().err

@@ -210,3 +210,23 @@ def test_a_days_row_written_over_since_the_load_makes_the_recall_load_again(
     assert found and "5x9" in found[0]["text"]
     assert not any(p["conversation"] == "alice-4" for p in found)
     assert found == kept.from_rows(backend, asked, "alice", budget=1000, when=when)
+
+
+def test_a_conversation_newer_than_the_dense_segment_is_assembled_from_its_segment(
+    backend: Backend,
+) -> None:
+    written_whole(backend)
+    # A new conversation's stretches take ids past every page of the dense segment: a newer
+    # segment holds them, and an assembly puts their columns in pages of their own.
+    with mock.patch.object(kept.user_kept, "SAVE_AFTER", 1), backend.store() as store:
+        mem = store.open("alice-new", user="alice")
+        for k in range(12):
+            said = f"the quokka ferry, leg {k}: " + "we counted the gulls on the pier " * 4
+            mem.append("user" if k % 2 == 0 else "assistant", said)
+        assert store.recall("quokka ferry", user="alice")
+    SEGMENTS.clear()  # a fresh process assembles the segments
+    found = kept.loaded(backend, "the quokka ferry leg 7", "alice")
+    (parts,) = [held for held, _ in SEGMENTS._held.values() if isinstance(held, user_saved.Parts)]
+    assert parts.top > user_saved.PAGE * -(-parts.dense_top // user_saved.PAGE)  # ids past them
+    assert found and found[0]["conversation"] == "alice-new" and 7 in found[0]["turns"]
+    assert found == kept.from_rows(backend, "the quokka ferry leg 7", "alice")

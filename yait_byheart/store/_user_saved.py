@@ -783,12 +783,12 @@ def _columns(
     dense = first is not None and first.ids is None
     out: dict[str, Any] = {}
     stats = {}
+    newer = [(s.ids, s.columns) for _, s in segments if s.ids is not None]
     for name in _COLUMNS:
         column: Any
         if name in _COLD and first is not None and dense:
             kept = -(-first.next_block // PAGE)
-            column = Column(_CODES[name], [None] * kept, min(top, kept * PAGE), name)
-            column.grow(top)
+            column = _cold(name, [(ids, c[name]) for ids, c in newer], top, kept, patches)
         elif name in Docs.PAGED:
             shared = first.columns[name] if first is not None and dense else []
             column = Column.of(_CODES[name], shared, name)
@@ -805,27 +805,32 @@ def _columns(
                 continue
             if name in ("every", "mine"):
                 held = _restated(held, column, segment.ids, segment.columns[name])
-            if isinstance(column, Column) and name in _COLD:
-                _put(column, patches, segment.ids, segment.columns[name])
-            else:
+            if not (isinstance(column, Column) and name in _COLD):  # else in `_cold`
                 _scatter(column, segment.ids, segment.columns[name])
         out[name], stats[name] = column, held
     out["alive"] = bytearray(out["alive"])
     return out, stats
 
 
-def _put(
-    column: Column, patches: dict[int, dict[str, dict[int, int]]], ids: array[int],
-    values: array[int],
-) -> None:  # fmt: skip
-    """column[ids[k]] = values[k] for each k, kept in `patches` where the page is not read."""
-    pages = column.pages
-    for doc, value in zip(ids, values, strict=True):
-        k = doc >> SHIFT
-        if pages[k] is None:
-            patches.setdefault(k, {}).setdefault(column.name, {})[doc] = value
-        else:
-            column[doc] = value
+def _cold(
+    name: str, newer: list[tuple[array[int], array[int]]], top: int, kept: int,
+    patches: dict[int, dict[str, dict[int, int]]],
+) -> Column:  # fmt: skip
+    """Column `name` of ids 0 to `top` - 1 over a dense segment of `kept` pages, with the
+    newer segments' (ids, values), oldest first: the dense segment's pages not read yet, the
+    newer values for ids in them kept in `patches`; the ids past them in pages of their own,
+    the values scattered in C (a value at a time, a new list of segments took milliseconds
+    for the stretches newer than the dense segment: docs/benchmarks.md, "Assembling the
+    stretches newer than the dense segment")."""
+    base = kept * PAGE
+    past = _blank(name, max(0, top - base))
+    for ids, values in newer:
+        cut = bisect_left(ids, base)
+        for doc, value in zip(ids[:cut], values[:cut], strict=True):
+            patches.setdefault(doc >> SHIFT, {}).setdefault(name, {})[doc] = value
+        _scatter(past, map(base.__rsub__, ids[cut:]), values[cut:])
+    pages = [None] * kept + [past[at : at + PAGE] for at in range(0, len(past), PAGE)]
+    return Column(_CODES[name], pages, top, name)
 
 
 def _values(docs: Docs, name: str) -> array[int]:
