@@ -184,7 +184,9 @@ def compare_assembly(packages: dict[str, Any], where: str) -> dict[str, float]:
         saved = importlib.import_module(package.__name__ + ".store._user_saved")
         index = importlib.import_module(package.__name__ + ".store._user_index")
         tokens = importlib.import_module(package.__name__ + "._text.tokens")
-        ui = index.UserIndex(bench_stateless.USER, tokens.shared_tokenizer(None), 1)
+        # The tokenizer and gap a store's recall gives a user's index (the pieces carry both).
+        gap = max(1, package.Tuning().context_width)
+        ui = index.UserIndex(bench_stateless.USER, tokens.shared_tokenizer(None), gap)
         assembled[name] = (saved.Parts, [(n, saved.load_segment(ui, d)) for n, d in rows])
     times: dict[str, list[float]] = {k: [] for k in assembled}
     names = list(assembled)
@@ -197,11 +199,10 @@ def compare_assembly(packages: dict[str, Any], where: str) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def _stateless(args: argparse.Namespace, other: ModuleType) -> int:
+def _stateless(args: argparse.Namespace, packages: dict[str, Any]) -> int:
     if not Path(args.data).is_file():
         return missing("python -m eval ab-revision", args.data, LONGMEMEVAL)
     asked = [q for _h, q in bench_stateless.histories(Path(args.data))][: args.questions]
-    packages = {args.rev: other, "this checkout": yait_byheart}
     times = compare_stateless(packages, args.stateless, asked, args.rounds)
     print(f"stateless requests on {args.stateless}, {len(asked)} questions x {args.rounds} "
           f"rounds alternated (ms):")  # fmt: skip
@@ -236,10 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             other = load_revision(args.rev, Path(tmp))
         except subprocess.CalledProcessError as exc:
             parser.error(f"git archive {args.rev}: {exc.stderr.decode().strip()}")
+        packages = {args.rev: other, "this checkout": yait_byheart}
         if args.stateless:
-            return _stateless(args, other)
+            return _stateless(args, packages)
         if args.assemble:
-            packages = {args.rev: other, "this checkout": yait_byheart}
             took = compare_assembly(packages, args.assemble)
             base_ms, this_ms = took[args.rev] * 1e3, took["this checkout"] * 1e3
             print(f"assembling the segments of {args.assemble}, 10 times alternated, medians: "
@@ -247,7 +248,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{this_ms / base_ms:.2f}x")  # fmt: skip
             return 0
         if args.reopen > 0:
-            packages = {args.rev: other, "this checkout": yait_byheart}
             opened = compare_reopen(packages, args.reopen, args.budget, Path(tmp))
             base_s, this_s = opened[args.rev], opened["this checkout"]
             print(f"reopening {args.reopen:,} turns from SQLite, 6 opens alternated, medians: "

@@ -155,7 +155,7 @@ class Recaller:
         ui = self._user(user, retriever=retriever, call=call)
         who = f"{call}(retriever=...)" if retriever is not None else None
         exclude = frozenset(exclude)
-        terms, kinds = _asked(ui, shown), _kinds(ui, shown)
+        terms, kinds = _asked(ui, shown)
         if ui.scope is not None and not (terms <= ui.scope and kinds <= ui.kinds):
             # Loaded for other terms or the other index: loaded again whole, then kept for
             # every query.
@@ -249,26 +249,23 @@ def _skipped(store: StoreCore, name: str, exc: BaseException) -> None:
     )
 
 
-def _kinds(ui: UserIndex, query: str) -> frozenset[str]:
-    """The indexes whose postings a recall for `query` reads: the one it ranks with (the
-    user's words for a question about them, else every word), and every word's too when
-    the query has several readings (`_terms` weighs them there)."""
-    if ranking.asked_speaker(query) != "user":
-        return _EVERY
-    if len(ui.tokenizer.readings(without_annotations(query))) > 1:
-        return INDEXES
-    return _MINE
-
-
 def _ranking_index(ui: UserIndex, query: str) -> str:
     """The index a recall for `query` ranks with: the user's words for a question about
     them, if the user said any, else every word (`_select`)."""
     return "mine" if ranking.asked_speaker(query) == "user" and len(ui.user_index) else "every"
 
 
-def _asked(ui: UserIndex, query: str) -> frozenset[str]:
-    """Every term of every reading of `query`: the postings a recall for it may use."""
-    return frozenset().union(*ui.tokenizer.readings(without_annotations(query)))
+def _asked(ui: UserIndex, query: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The postings a recall for `query` may use: every term of every reading of it, in
+    the indexes it reads: the one it ranks with (the user's words for a question about
+    them, else every word), and every word's too when the query has several readings
+    (`_terms` weighs them there)."""
+    readings = ui.tokenizer.readings(without_annotations(query))
+    if ranking.asked_speaker(query) != "user":
+        kinds = _EVERY
+    else:
+        kinds = INDEXES if len(readings) > 1 else _MINE
+    return frozenset().union(*readings), kinds
 
 
 def _terms(ui: UserIndex, query: str) -> list[str]:

@@ -786,7 +786,8 @@ def _columns(
     newer = [(s.ids, s.columns) for _, s in segments if s.ids is not None]
     for name in _COLUMNS:
         column: Any
-        if name in _COLD and first is not None and dense:
+        cold = name in _COLD and dense  # the newer segments' values put in by `_cold`
+        if cold and first is not None:
             kept = -(-first.next_block // PAGE)
             column = _cold(name, [(ids, c[name]) for ids, c in newer], top, kept, patches)
         elif name in Docs.PAGED:
@@ -800,13 +801,11 @@ def _columns(
         else:
             column = _blank(name, top)
         held = first.stats[name == "mine"] if first is not None and dense else (0, 0, 0)
-        for _number, segment in segments:
-            if segment.ids is None:
-                continue
+        for ids, by_name in newer:
             if name in ("every", "mine"):
-                held = _restated(held, column, segment.ids, segment.columns[name])
-            if not (isinstance(column, Column) and name in _COLD):  # else in `_cold`
-                _scatter(column, segment.ids, segment.columns[name])
+                held = _restated(held, column, ids, by_name[name])
+            if not cold:
+                _scatter(column, ids, by_name[name])
         out[name], stats[name] = column, held
     out["alive"] = bytearray(out["alive"])
     return out, stats
