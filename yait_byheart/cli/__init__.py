@@ -78,7 +78,25 @@ def a_date(text: str) -> str:
     return text
 
 
+_Adder = Callable[..., argparse.ArgumentParser]  # (name, help, *parents): a subcommand's parser
+
+
 def _subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Every subcommand, in the order `--help` lists them."""
+    store, as_json = _shared_options()
+
+    def add(name: str, help_: str, *parents: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_, parents=list(parents))
+        p.set_defaults(command=name)
+        return p
+
+    _reading_commands(add, store, as_json)
+    _writing_commands(add, store)
+    _upkeep_commands(add, store, as_json)
+
+
+def _shared_options() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The options of every command that opens a store, and of those that can print JSON."""
     store = argparse.ArgumentParser(add_help=False)
     store.add_argument(
         "--store",
@@ -96,12 +114,13 @@ def _subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print JSON instead of text")
+    return store, as_json
 
-    def add(name: str, help_: str, *parents: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=help_, parents=list(parents))
-        p.set_defaults(command=name)
-        return p
 
+def _reading_commands(
+    add: _Adder, store: argparse.ArgumentParser, as_json: argparse.ArgumentParser
+) -> None:
+    """The demo, and the commands that read a store without changing it."""
     d = add("demo", "replay a short shipped conversation and show what compose sends")
     d.add_argument("--budget", type=positive_int, default=1_200, help="characters (default 1200)")
     d.add_argument("--width", type=int, default=100, help="wrap at this width (0: do not wrap)")
@@ -128,6 +147,10 @@ def _subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     r.add_argument("--budget", type=positive_int, default=6_000, help="characters (default 6000)")
     r.add_argument("--when", type=a_date, default="", help="the date the query's dates are read by")
     r.add_argument("--json", action="store_true", help="print the passages as JSON")
+
+
+def _writing_commands(add: _Adder, store: argparse.ArgumentParser) -> None:
+    """The commands that copy conversations out of a store, into it, or delete them."""
     e = add("export", "write a conversation as JSON (Memory.to_dict())", store)
     e.add_argument("conversation", type=an_id)
     e.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
@@ -142,6 +165,12 @@ def _subcommands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add("delete-user", "delete every conversation of a user", store).add_argument(
         "user", type=an_id
     )
+
+
+def _upkeep_commands(
+    add: _Adder, store: argparse.ArgumentParser, as_json: argparse.ArgumentParser
+) -> None:
+    """The store's counters and repairs, and the MCP server."""
     add("stats", "the store's size, or one conversation's counters", store, as_json).add_argument(
         "conversation", nargs="?", type=an_id
     )
