@@ -39,73 +39,80 @@ _KEEP_OPEN = 16
 def tool_list(max_text: int, served: str | None = None) -> list[dict[str, Any]]:
     """The tools' descriptions, as ``tools/list`` returns them (built afresh on each call);
     `served`: the one user a server serves (their id is then every tool's default user)."""
+    ids, conv, user, when, query = _fields(served)
+    asked = ["query"] if served is not None else ["user", "query"]
+    text = {"type": "string", "minLength": 1, "maxLength": max_text,
+            "description": "The turn's words, verbatim."}  # fmt: skip
+    return [
+        _tool("remember", "Remember a turn",
+              "Store one conversation turn verbatim (created on first use). Relative dates in "
+              "the text ('last Saturday') are resolved against `when`.",
+              {"conversation": conv, "text": text,
+               "role": {"type": "string", "enum": ["user", "assistant"],
+                        "description": "Who said it (default user)."},
+               "when": {"type": "string", "maxLength": 200,
+                        "description": "When it was said, e.g. '2026-12-03 14:05' or '8 May "
+                                       "2023'; omitted: now; '': undated."},
+               "user": user,
+               "key": {**ids, "description": "Optional id of this message (e.g. the chat "
+                       "message's id). Sending the same message again with the same key stores "
+                       "nothing and answers the turn it was stored as: retries are safe."}},
+              ["conversation", "text"], readOnlyHint=False, destructiveHint=False),
+        _tool("recall", "Recall earlier turns",
+              "The earlier turns of a conversation that matter for `query`, verbatim, with their "
+              "dates, selected under a character budget.",
+              {"conversation": conv, "query": query,
+               "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
+                          "description": "Characters to fill (default: the conversation's)."},
+               "when": when},
+              ["conversation", "query"], readOnlyHint=True),
+        _tool("recall_across", "Recall from the user's other conversations",
+              "What `user` said in their other stored conversations that matters for `query`, "
+              "verbatim, each passage with its conversation id and date. Only that user's "
+              "conversations are read.",
+              {"user": user, "query": query,
+               "exclude": {**conv, "description": "A conversation to leave out (the current "
+                           "one, whose turns `recall` gives)."},
+               "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
+                          "description": "Characters to fill (default 6,000)."},
+               "when": when},
+              asked, readOnlyHint=True),
+        _tool("forget", "Forget",
+              "Delete a conversation (`conversation`), every conversation of a user (`user`), "
+              "or blank one turn (`conversation` and `turn`, as remember numbered it; -1: the "
+              "last).",
+              {"conversation": conv, "user": user,
+               "turn": {"type": "integer", "minimum": -(2**31), "maximum": 2**31}},
+              [], readOnlyHint=False, destructiveHint=True, idempotentHint=True),
+        _tool("conversations", "List conversations", "The stored conversation ids, sorted.",
+              {"user": user}, [], readOnlyHint=True),
+    ]  # fmt: skip
+
+
+def _fields(served: str | None) -> tuple[dict[str, Any], ...]:
+    """The schemas several tools share: an id, a conversation, a user (`served`'s, when a
+    server serves one), when a query is asked, and the query."""
     ids = {"type": "string", "minLength": 1, "maxLength": 512}
     conv = {**ids, "description": "Conversation id, e.g. 'alice-2026-12-03' or a chat id."}
     user = {**ids, "description": "User id that owns conversations (recorded at creation)."}
     if served is not None:
         user["description"] = f"This server serves user {served!r} only (the default)."
-    asked = ["query"] if served is not None else ["user", "query"]
     when = {"type": "string", "maxLength": 200,
             "description": "When the query is asked, e.g. '2026-12-03' or '8 May 2023': "
                            "relative dates in it ('last weekend') are read against it; "
                            "omitted or '': not read."}  # fmt: skip
+    query = {"type": "string", "minLength": 1, "maxLength": 20_000,
+             "description": "The new message or question."}  # fmt: skip
+    return ids, conv, user, when, query
 
-    def tool(name: str, title: str, description: str, props: dict[str, Any], required: list[str],
-             **hints: bool) -> dict[str, Any]:  # fmt: skip
-        schema = {"type": "object", "properties": props, "required": required,
-                  "additionalProperties": False}  # fmt: skip
-        return {"name": name, "title": title, "description": description,
-                "inputSchema": schema, "annotations": {"title": title, **hints}}  # fmt: skip
 
-    text = {"type": "string", "minLength": 1, "maxLength": max_text,
-            "description": "The turn's words, verbatim."}  # fmt: skip
-    return [
-        tool("remember", "Remember a turn",
-             "Store one conversation turn verbatim (created on first use). Relative dates in the "
-             "text ('last Saturday') are resolved against `when`.",
-             {"conversation": conv, "text": text,
-              "role": {"type": "string", "enum": ["user", "assistant"],
-                       "description": "Who said it (default user)."},
-              "when": {"type": "string", "maxLength": 200,
-                       "description": "When it was said, e.g. '2026-12-03 14:05' or '8 May 2023';"
-                                      " omitted: now; '': undated."},
-              "user": user,
-              "key": {**ids, "description": "Optional id of this message (e.g. the chat "
-                      "message's id). Sending the same message again with the same key stores "
-                      "nothing and answers the turn it was stored as: retries are safe."}},
-             ["conversation", "text"], readOnlyHint=False, destructiveHint=False),
-        tool("recall", "Recall earlier turns",
-             "The earlier turns of a conversation that matter for `query`, verbatim, with their "
-             "dates, selected under a character budget.",
-             {"conversation": conv,
-              "query": {"type": "string", "minLength": 1, "maxLength": 20_000,
-                        "description": "The new message or question."},
-              "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
-                         "description": "Characters to fill (default: the conversation's)."},
-              "when": when},
-             ["conversation", "query"], readOnlyHint=True),
-        tool("recall_across", "Recall from the user's other conversations",
-             "What `user` said in their other stored conversations that matters for `query`, "
-             "verbatim, each passage with its conversation id and date. Only that user's "
-             "conversations are read.",
-             {"user": user,
-              "query": {"type": "string", "minLength": 1, "maxLength": 20_000,
-                        "description": "The new message or question."},
-              "exclude": {**conv, "description": "A conversation to leave out (the current "
-                          "one, whose turns `recall` gives)."},
-              "budget": {"type": "integer", "minimum": 100, "maximum": 10_000_000,
-                         "description": "Characters to fill (default 6,000)."},
-              "when": when},
-             asked, readOnlyHint=True),
-        tool("forget", "Forget",
-             "Delete a conversation (`conversation`), every conversation of a user (`user`), or "
-             "blank one turn (`conversation` and `turn`, as remember numbered it; -1: the last).",
-             {"conversation": conv, "user": user,
-              "turn": {"type": "integer", "minimum": -(2**31), "maximum": 2**31}},
-             [], readOnlyHint=False, destructiveHint=True, idempotentHint=True),
-        tool("conversations", "List conversations", "The stored conversation ids, sorted.",
-             {"user": user}, [], readOnlyHint=True),
-    ]  # fmt: skip
+def _tool(name: str, title: str, description: str, props: dict[str, Any], required: list[str],
+          **hints: bool) -> dict[str, Any]:  # fmt: skip
+    """One tool's description: its input schema (no properties but `props`) and hints."""
+    schema = {"type": "object", "properties": props, "required": required,
+              "additionalProperties": False}  # fmt: skip
+    return {"name": name, "title": title, "description": description,
+            "inputSchema": schema, "annotations": {"title": title, **hints}}  # fmt: skip
 
 
 def _count(n: int, noun: str) -> str:
